@@ -316,3 +316,28 @@ def test_a_models_own_scale_reads_in_order_its_one_the_lowest() -> None:
         read = [parse_importance({key: n})[0] for n in range(1, 11)]
         assert read == [n / 10 for n in range(1, 11)], key
         assert parse_importance({key: "1"})[0] == 0.1 and parse_importance({key: 0.9})[0] == 0.9
+
+
+def test_a_decision_writes_its_breakdown_as_the_json_encoder_does() -> None:
+    """The breakdown's JSON a cheap decision writes itself (every source leaf's, in the parsing
+    workers) is the text `json.dumps(sort_keys=True, ensure_ascii=False)` makes of it."""
+    owner = owner_from(["Alice Chen"])
+    texts = [
+        SUBSTANTIVE, BORDERLINE, "ok lol", "Thanks John!", "👍", "ok #priority",
+        'Ping "Zoë Ångström" at zoe@example.com re \\ the Q3 plan\ttomorrow, https://example.com/a?b="c"',
+        "Met Jürgen Groß and 李雷 on 2024-03-08; 12 items, 3.5 kg, see #Important and @dan_moe",
+        " ".join(f"Person{i} Name{i}" for i in range(20)),  # more entities than the 12 listed
+    ]
+    policies = (Policy(), Policy(owner=owner, llm=False), Policy(keep=0.9, drop=0.1))
+    written = 0
+    for text in texts:
+        for policy in policies:
+            for author, kw in (("Dan Moe", {}), ("Alice Chen", {"tags": ("important",)})):
+                decision = decide(leaf(text, author=author, **kw), policy)
+                expected = json.dumps(decision.signals, sort_keys=True, ensure_ascii=False)
+                assert decision.written == expected, text
+                assert decision.signals_json() == expected
+                written += 1
+    assert written == len(texts) * len(policies) * 2
+    user = decide(leaf("ok", note_kind="user", source_kind=None), Policy())
+    assert user.written is None and user.signals_json() == '{"note": "user"}'

@@ -34,8 +34,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from json.encoder import encode_basestring
 from typing import Any, Literal
 
 from vaultmind.admission.signals import LeafInput, Owner, Signals, compute_signals, owner_from
@@ -148,14 +150,43 @@ class Decision:
     signals: dict[str, Any]  # the breakdown, JSON-ready
     llm_importance: float | None = None
     llm_model: str | None = None
+    written: str | None = field(default=None, compare=False, repr=False)  # `signals` as JSON, if known
 
     def signals_json(self) -> str:
-        return _SIGNALS_JSON.encode(self.signals)
+        return self.written if self.written is not None else _SIGNALS_JSON.encode(self.signals)
 
 
 # `json.dumps(..., sort_keys=True, ensure_ascii=False)` without making an encoder per leaf (a
 # breakdown holds no cycle to check for)
 _SIGNALS_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False, check_circular=False)
+_WEIGHTS_JSON = _SIGNALS_JSON.encode(WEIGHTS)
+_TOTAL_WEIGHT = sum(WEIGHTS.values())
+
+
+@lru_cache(maxsize=16)
+def _thresholds_json(keep: float, drop: float) -> str:
+    return _SIGNALS_JSON.encode({"keep": keep, "drop": drop})
+
+
+def _strings_json(strings: Sequence[str]) -> str:
+    return "[" + ", ".join(map(encode_basestring, strings)) + "]"
+
+
+def _breakdown_json(sig: Signals, base: float, interaction: float, priority: float, score: float, policy: Policy) -> str:
+    """`_SIGNALS_JSON.encode` of the breakdown `decide_signals` makes, written directly (a third
+    of the time: one for every source leaf a sync parses). Its numbers are Python ints and
+    finite floats, written by `repr` as the encoder writes them; the same text (tested)."""
+    v = sig.values
+    return (
+        f'{{"base": {base!r}, "boosts": {{"interaction": {{"signal": {sig.interaction!r}, "value": {interaction!r}, '
+        f'"why": {_strings_json(sig.interaction_why)}}}, "priority": {{"tags": {_strings_json(sig.priority_tags)}, '
+        f'"value": {priority!r}}}}}, "content_words": {sig.content_words!r}, '
+        f'"entities": {_strings_json(sig.entities[:12])}, "entity_count": {len(sig.entities)!r}, '
+        f'"score": {score!r}, "thresholds": {_thresholds_json(policy.keep, policy.drop)}, '
+        f'"values": {{"content": {v["content"]!r}, "entities": {v["entities"]!r}, "kind_prior": {v["kind_prior"]!r}, '
+        f'"length": {v["length"]!r}, "source_prior": {v["source_prior"]!r}, "statement": {v["statement"]!r}, '
+        f'"variety": {v["variety"]!r}}}, "weights": {_WEIGHTS_JSON}, "words": {sig.words!r}}}'
+    )  # fmt: skip
 
 
 def admit_user_note() -> Decision:
@@ -171,8 +202,7 @@ def decide(leaf: LeafInput, policy: Policy) -> Decision:
 
 
 def decide_signals(sig: Signals, policy: Policy) -> Decision:
-    total_w = sum(WEIGHTS.values())
-    base = sum(WEIGHTS[k] * sig.values[k] for k in WEIGHTS) / total_w
+    base = sum(WEIGHTS[k] * sig.values[k] for k in WEIGHTS) / _TOTAL_WEIGHT
     interaction = round(INTERACTION_BOOST * sig.interaction, 4)
     priority = PRIORITY_BOOST if sig.priority_tags else 0.0
     score = round(min(1.0, max(0.0, base + interaction + priority)), 4)
@@ -195,19 +225,27 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
         "score": score,
         "thresholds": {"keep": policy.keep, "drop": policy.drop},
     }
+    written = (
+        _breakdown_json(sig, breakdown["base"], interaction, priority, score, policy)
+        if sig.values.keys() == WEIGHTS.keys()
+        else None
+    )
     if not sig.priority_tags and sig.content_words <= 1 and all(e.startswith("name:") for e in sig.entities):
         what = "no entities" if not sig.entities else "no entity but a name"
         label = "tiny chitchat" if sig.words <= 6 else "chitchat"
         reason = f"{label}: {_plural(sig.words, 'word')}, {sig.content_words} with content, {what}"
-        return Decision("dropped", score, reason, "cheap", breakdown)
+        return Decision("dropped", score, reason, "cheap", breakdown, written=written)
     if score >= policy.keep:
-        return Decision("admitted", score, f"score {score:.2f} >= keep {policy.keep:.2f}", "cheap", breakdown)
+        admit = f"score {score:.2f} >= keep {policy.keep:.2f}"
+        return Decision("admitted", score, admit, "cheap", breakdown, written=written)
     if score <= policy.drop:
-        return Decision("dropped", score, f"score {score:.2f} <= drop {policy.drop:.2f}", "cheap", breakdown)
+        drop = f"score {score:.2f} <= drop {policy.drop:.2f}"
+        return Decision("dropped", score, drop, "cheap", breakdown, written=written)
     if not policy.llm:
-        return _by_middle(score, breakdown, policy, "gray band decided without LLM (admission.llm = false)")
+        why = "gray band decided without LLM (admission.llm = false)"
+        return _by_middle(score, breakdown, policy, why, written)
     band = f"gray band: score {score:.2f} between drop {policy.drop:.2f} and keep {policy.keep:.2f}"
-    return Decision("gray", score, f"{band}; waiting for the LLM", "cheap", breakdown)
+    return Decision("gray", score, f"{band}; waiting for the LLM", "cheap", breakdown, written=written)
 
 
 def resolve_gray(
@@ -230,15 +268,14 @@ def resolve_gray(
     return Decision(verdict, cheap.score, reason, "llm", cheap.signals, importance, model)
 
 
-def _by_middle(score: float, breakdown: dict[str, Any], policy: Policy, why: str) -> Decision:
+def _by_middle(
+    score: float, breakdown: dict[str, Any], policy: Policy, why: str, written: str | None = None
+) -> Decision:
     middle = policy.middle
     if score >= middle:
-        return Decision(
-            "admitted", score, f"{why}; score {score:.2f} >= middle {middle:.2f}", "fallback", breakdown
-        )
-    return Decision(
-        "dropped", score, f"{why}; score {score:.2f} < middle {middle:.2f}", "fallback", breakdown
-    )
+        admit = f"{why}; score {score:.2f} >= middle {middle:.2f}"
+        return Decision("admitted", score, admit, "fallback", breakdown, written=written)
+    return Decision("dropped", score, f"{why}; score {score:.2f} < middle {middle:.2f}", "fallback", breakdown, written=written)
 
 
 def _plural(n: int, word: str) -> str:
