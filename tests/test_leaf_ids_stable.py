@@ -230,6 +230,27 @@ def test_an_index_of_position_ids_is_renamed_in_place_to_the_rows_of_a_fresh_ind
         assert _schema(fresh) == upgraded_schema
 
 
+def test_the_renaming_is_skipped_where_the_rebuild_released_with_it_follows(
+    vault: Path, position_index: set[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Upgraded past 0033 in one go, an index holding leaves is rebuilt at its next sync: the
+    renaming, whose rows that rebuild throws away, is recorded without running (at 50k notes it
+    needed more memory than an index is given)."""
+    import vaultmind.index.migrate as migrate
+    from vaultmind.index.schema import migrations
+
+    monkeypatch.setattr(migrate, "migrations", migrations)  # every migration this version ships
+    with Memory.open(_config(vault)) as memory:
+        assert RENAMING in {r[0] for r in memory.index.query("SELECT name FROM migrations")}
+        assert {r[0] for r in memory.index.query("SELECT id FROM leaves")} == position_index  # not renamed
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        rebuilt = _rows(memory)
+    with Memory(_config(vault), Index.open(tmp_path / "fresh.duckdb"), None) as fresh:
+        fresh.reindex()
+        assert _rows(fresh) == rebuilt
+
+
 def test_an_index_whose_ids_the_renaming_cannot_tell_is_rebuilt_to_the_rows_of_a_fresh_index(
     vault: Path, position_index: set[str], tmp_path: Path
 ) -> None:
