@@ -36,7 +36,6 @@ import json
 import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from contextlib import nullcontext
 from typing import Any
 
 import duckdb
@@ -54,7 +53,7 @@ from vaultmind.entities.ner_cache import count_pending, spans_for
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.prep import EntityPrep, Mentions, PreparedNote, mentions_of
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
-from vaultmind.entities.rederive import Transaction, clear, rederive
+from vaultmind.entities.rederive import Steps, clear, committed, rederive, within
 from vaultmind.entities.registry import RULES, Registry
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
@@ -241,7 +240,7 @@ class EntityDeriver:
             self.ner.warn_if_degraded()
             self._limit_budget(con)
             clear(con)
-            self._rederive(lambda: nullcontext(con), registry, signature)
+            self._rederive(within(con), registry, signature)
         elif leaf_ids:
             self.update_leaves(con, registry, leaf_ids, texts, rows)
             self.last = {"mode": "leaves", "leaves": len(leaf_ids)}
@@ -260,14 +259,13 @@ class EntityDeriver:
             if stored is None or stored == signature:
                 return
             registry = load_registry(index.con, fuzzy_threshold=self.settings.fuzzy_threshold)
-            self._budget = self.inline_ner
-            self._limit_budget(index.con)
+            self._budget = 0  # the texts NER has not seen: to `backfill_ner`, which follows
             self.ner.warn_if_degraded()
-            self._rederive(index.transaction, registry, signature)
+            self._rederive(committed(index), registry, signature)
 
-    def _rederive(self, transaction: Transaction, registry: Registry, signature: str) -> None:
+    def _rederive(self, steps: Steps, registry: Registry, signature: str) -> None:
         """Recompute every occurrence, edge and entity row from the `leaves` table, in the
-        steps of `rederive.py`, each in a `transaction`. The NER budget (`_limit_budget`) holds
+        steps of `rederive.py`, where `steps` runs them. The NER budget (`_limit_budget`) holds
         for the whole re-derivation, as for any other apply: with more texts without a cached
         result than it allows, none is run here (all are left to `backfill_ner`), where slice
         by slice a short last slice had the model loaded for a handful of texts (1–2 s of a
@@ -280,7 +278,7 @@ class EntityDeriver:
             refresh_entities(con, registry, None)
             self._remember(con, registry, signature)
 
-        rederive(transaction, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
+        rederive(steps, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
         self.last = {"mode": "full", "leaves": None}
 
     def _remember(self, con: duckdb.DuckDBPyConnection, registry: Registry, signature: str) -> None:

@@ -29,35 +29,50 @@ This is the only whole re-derivation; its callers differ only in the transaction
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import partial
+from typing import Any, Protocol, TypeVar
 
 import duckdb
 
 from vaultmind.entities.edges import edge_span, insert_edges
 from vaultmind.entities.kinds import settle
 from vaultmind.entities.tables import OCC_SCHEMA, get_meta, insert, set_meta
+from vaultmind.index.store import Index
 
 META_REDERIVING = "entities.rederiving"  # JSON: what a sliced re-derivation is for and how far it got
 
+READ_MEMORY_LIMIT = "32MB"  # DuckDB's pool while a committed step reads its leaves (`committed`)
+
 Derive = Callable[[duckdb.DuckDBPyConnection, Sequence[str]], dict[str, list[Any]]]
 """The occurrence columns of leaf ids (every `leaves` row of each)."""
-Transaction = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
-"""A step's transaction: `Index.transaction` (each step committed), or the caller's own."""
+T = TypeVar("T")
+
+
+class Steps(Protocol):
+    """Where the steps run: each in a transaction of its own (`committed`), or all in the
+    caller's (`within`)."""
+
+    def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        """A step's writes."""
+        ...
+
+    def read(self, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """A step's reads (the leaves it derives), before its writes."""
+        ...
 
 
 def rederive(
-    transaction: Transaction,
+    steps: Steps,
     key: str,
     chunk: int,
     derive: Derive,
     finish: Callable[[duckdb.DuckDBPyConnection], None],
 ) -> None:
-    """Re-derive every occurrence and edge in steps (module docstring), for `key`, each step in
-    a `transaction` of its own; `finish` writes the entity rows and what they were derived with,
-    in the last step's transaction."""
-    with transaction() as con:
+    """Re-derive every occurrence and edge in steps (module docstring), for `key`; `finish`
+    writes the entity rows and what they were derived with, in the last step's transaction."""
+    with steps.transaction() as con:
         state = _state(con)
         if state is None or state.get("for") != key:
             con.execute("DELETE FROM occurrences")
@@ -65,26 +80,81 @@ def rederive(
             state = {"for": key, "leaf": None, "settled": False, "entity": None}
             _save(con, state)
     while not state["settled"]:
-        with transaction() as con:
-            ids = _next_leaf_ids(con, state["leaf"], chunk)
-            if ids:
-                insert(con, "occurrences", OCC_SCHEMA, derive(con, ids))
+        ids, columns = steps.read(partial(_slice, after=state["leaf"], limit=chunk, derive=derive))
+        with steps.transaction() as con:
+            if columns is not None:
+                insert(con, "occurrences", OCC_SCHEMA, columns)
                 state["leaf"] = ids[-1]
             else:  # every leaf is derived: the names settle to their kinds across the vault
                 settle(con, None)
                 state["settled"] = True
             _save(con, state)
     while True:
-        with transaction() as con:
+        with steps.transaction() as con:
             span = edge_span(con, state["entity"])
             if span is None:
                 break
             insert_edges(con, *span)
             state["entity"] = span[1]
             _save(con, state)
-    with transaction() as con:
+    with steps.transaction() as con:
         finish(con)
         clear(con)
+
+
+class _Committed:
+    """Each step's writes in a transaction of its own, committed, after which DuckDB's cached
+    blocks are dropped (`Index.drop_cached_blocks`); its reads before, under a pool of
+    `READ_MEMORY_LIMIT` (`Index.small_pool_read`), the writes under the full one. The texts of a
+    slice of leaf ids are found by a scan of the whole text column (at 50k notes ~150 MB of blocks
+    per slice, whichever way they are looked up: by id, row number or id range), which nothing
+    reads again: a daemon's start-up after an upgrade held ~500–530 MB through the whole
+    re-derivation. The caller holds the index's lock, so no other writer comes between a step's
+    reads and its writes."""
+
+    def __init__(self, index: Index):
+        self.index = index
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.index.transaction() as con:
+            yield con
+        self.index.drop_cached_blocks()
+
+    def read(self, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        return self.index.small_pool_read(partial(read, self.index.con), READ_MEMORY_LIMIT)
+
+
+class _Within:
+    """Every step in the caller's transaction on `con`."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection):
+        self.con = con
+
+    def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]:
+        return nullcontext(self.con)
+
+    def read(self, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        return read(self.con)
+
+
+def committed(index: Index) -> Steps:
+    """Steps each committed on its own (`_Committed`); the caller holds `index.lock`, and
+    `derive` writes nothing (it runs no NER: its reads run under a small pool)."""
+    return _Committed(index)
+
+
+def within(con: duckdb.DuckDBPyConnection) -> Steps:
+    """Every step in the transaction open on `con`."""
+    return _Within(con)
+
+
+def _slice(
+    con: duckdb.DuckDBPyConnection, *, after: str | None, limit: int, derive: Derive
+) -> tuple[list[str], dict[str, list[Any]] | None]:
+    """The next slice's leaf ids and their occurrence columns (none: every leaf is derived)."""
+    ids = _next_leaf_ids(con, after, limit)
+    return ids, derive(con, ids) if ids else None
 
 
 def clear(con: duckdb.DuckDBPyConnection) -> None:
