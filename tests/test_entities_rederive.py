@@ -11,12 +11,13 @@ import duckdb
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities import graph, registry
+from vaultmind.entities import graph, rederive, registry
 from vaultmind.entities.backfill import complete_ner, entity_deriver
 from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.rederive import META_REDERIVING
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.tables import META_SIGNATURE
+from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -164,3 +165,42 @@ def test_an_ner_run_before_the_next_sync_rederives_in_committed_slices(
         assert memory.index.get_meta(META_REDERIVING) is None
         assert _graph(memory.index) == expected
     assert sum(derived) == leaves - first  # the slice committed before the stop is not derived again
+
+
+def test_a_committed_slice_reads_its_leaves_under_a_small_pool_and_writes_under_the_full_one(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slice's texts are found by a scan of the whole text column: its reads run before its
+    transaction under `READ_MEMORY_LIMIT` (what they met does not stay in DuckDB's pool), while
+    its writes (and a whole re-derivation inside a sync's own transaction) keep the full pool."""
+    _vault(vault)
+    config = load_config(vault)
+    _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
+    pools: dict[str, list[float]] = {"reads": [], "writes": []}
+    real_derive, real_insert = EntityDeriver._derive, rederive.insert
+
+    def pool(con: duckdb.DuckDBPyConnection) -> float:
+        return size_bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
+
+    def derive(self: EntityDeriver, con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
+        pools["reads"].append(pool(con))
+        return real_derive(self, con, *args)
+
+    def insert(con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
+        pools["writes"].append(pool(con))
+        return real_insert(con, *args)
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(EntityDeriver, "_derive", derive)
+    monkeypatch.setattr(rederive, "insert", insert)
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert memory.index.get_meta(META_REDERIVING) is None
+    assert len(pools["reads"]) > 2 and len(pools["writes"]) == len(pools["reads"])
+    assert max(pools["reads"]) <= size_bytes(rederive.READ_MEMORY_LIMIT)
+    assert min(pools["writes"]) >= size_bytes(MEMORY_LIMIT) * 0.99
+
+    pools["reads"].clear()
+    with Memory.open(config) as memory:
+        memory.reindex()  # a rebuild's first batch: every step inside the batch's transaction
+    assert pools["reads"] and min(pools["reads"]) >= size_bytes(MEMORY_LIMIT) * 0.99
