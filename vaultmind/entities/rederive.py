@@ -43,7 +43,7 @@ from vaultmind.index.store import Index
 
 META_REDERIVING = "entities.rederiving"  # JSON: what a sliced re-derivation is for and how far it got
 
-READ_MEMORY_LIMIT = "32MB"  # DuckDB's pool while a committed step reads its leaves (`committed`)
+READ_MEMORY_LIMIT = "64MB"  # DuckDB's pool while a committed step reads its leaves (`committed`)
 
 Derive = Callable[[duckdb.DuckDBPyConnection, Sequence[str]], dict[str, list[Any]]]
 """The occurrence columns of leaf ids (every `leaves` row of each)."""
@@ -173,6 +173,7 @@ def _save(con: duckdb.DuckDBPyConnection, state: dict[str, Any]) -> None:
 
 def _next_leaf_ids(con: duckdb.DuckDBPyConnection, after: str | None, limit: int) -> list[str]:
     """The next `limit` leaf ids after `after` (None: from the first), in order."""
-    where = "" if after is None else " WHERE id > ?"
-    sql = f"SELECT DISTINCT id FROM leaves{where} ORDER BY id LIMIT {int(limit)}"
+    where = "" if after is None else " WHERE id > ?"  # (the first `limit` rows, then their ids: a top-N
+    # keeps `limit` rows where DISTINCT over every id built a hash table of the whole column)
+    sql = f"SELECT DISTINCT id FROM (SELECT id FROM leaves{where} ORDER BY id LIMIT {int(limit)}) ORDER BY id"
     return [str(r[0]) for r in con.execute(sql, [] if after is None else [after]).fetchall()]
