@@ -12,7 +12,7 @@ after an upgrade passed 500 MB. Here each step commits on its own:
 4. the edges of a slice of entity ids (`a`), holding about `edges.EDGE_SLICE_ROWS` occurrences;
 5. the entity rows, what the rows were derived with (`finish`), and the state goes.
 
-This is the only whole re-derivation; its callers differ only in the transaction a step runs in:
+This is the only whole re-derivation; its callers differ only in where a step runs (`Steps`):
 
 - `EntityDeriver.catch_up`, before a sync's batches and before NER's steps (`backfill_ner`):
   each step commits. The state (`META_REDERIVING`) names what the re-derivation is for (the
@@ -105,7 +105,9 @@ def rederive(
 class _Committed:
     """Each step's writes in a transaction of its own, committed, after which DuckDB's cached
     blocks are dropped (`Index.drop_cached_blocks`); its reads before, under a pool of
-    `READ_MEMORY_LIMIT` (`Index.small_pool_read`), the writes under the full one. The texts of a
+    `READ_MEMORY_LIMIT` (`Index.small_pool_read`; under 32 MB, beside the index nodes a daemon
+    holds pinned, they ran out of memory and ran again under the full pool), the writes under the
+    full one. The texts of a
     slice of leaf ids are found by a scan of the whole text column (at 50k notes ~150 MB of blocks
     per slice, whichever way they are looked up: by id, row number or id range), which nothing
     reads again: a daemon's start-up after an upgrade held ~500–530 MB through the whole
