@@ -85,11 +85,13 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     derived: list[int] = []  # leaf rows each `_derive` call was given
     real = EntityDeriver._derive
 
-    def counted(self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any]) -> Any:
+    def counted(
+        self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any], known: Any = None
+    ) -> Any:
         if stop and derived:
             raise _Stopped
         derived.append(len(rows))
-        return real(self, con, reg, rows)
+        return real(self, con, reg, rows, known)
 
     monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
     monkeypatch.setattr(EntityDeriver, "_derive", counted)

@@ -272,7 +272,8 @@ class EntityDeriver:
         first index)."""
 
         def derive(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, list[Any]]:
-            return self._derive(con, registry, _leaf_rows(con, ids))[0]
+            rows, texts = _leaf_rows_and_texts(con, ids)
+            return self._derive(con, registry, rows, texts)[0]
 
         def finish(con: duckdb.DuckDBPyConnection) -> None:
             refresh_entities(con, registry, None)
@@ -413,6 +414,22 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
         rows=key_table(leaf_ids),
     ).fetchall()
     return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+
+def _leaf_rows_and_texts(
+    con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]
+) -> tuple[list[LeafRow], dict[str, str]]:
+    """`_leaf_rows` and the texts of those rows by content hash, in one read: a whole
+    re-derivation reads the text of every leaf, and finding the texts of a slice of leaf ids
+    scans the whole text column (at 50k notes ~150 MB of blocks, 2–6 s on one thread): once per
+    slice rather than twice."""
+    rows = execute_with(
+        con,
+        "SELECT id, note_path, content_hash, author, ts, text FROM leaves WHERE id IN (SELECT k FROM _rows) "
+        "ORDER BY id, note_path",
+        rows=key_table(leaf_ids),
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in rows], {r[2]: r[5] for r in rows}
 
 
 def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
