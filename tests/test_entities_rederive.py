@@ -11,11 +11,13 @@ import duckdb
 import pytest
 
 from vaultmind.config import Config, load_config
-from vaultmind.entities import graph, registry
+from vaultmind.entities import graph, rederive, registry
+from vaultmind.entities.backfill import complete_ner, entity_deriver
 from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.rederive import META_REDERIVING
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.tables import META_SIGNATURE
+from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -29,8 +31,8 @@ GRAPH = {
 PEOPLE = ["Helen Okafor", "Marco Ruiz", "Bob Stone", "Dana Whitfield", "Priya Natarajan"]
 
 
-def _vault(vault: Path) -> None:
-    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+def _vault(vault: Path, entities: str = 'ner_model = "off"') -> None:
+    write(vault, ".vaultmind/config.toml", f'[embeddings]\nprovider = "none"\n[entities]\n{entities}\n')
     for name in PEOPLE:
         ident = name.lower().replace(" ", "-")
         write(vault, f"entities/person/{ident}.md", f"---\nid: person:{ident}\ndisplay_name: {name}\n---\n# {name}\n")
@@ -83,11 +85,13 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     derived: list[int] = []  # leaf rows each `_derive` call was given
     real = EntityDeriver._derive
 
-    def counted(self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any]) -> Any:
+    def counted(
+        self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any], known: Any = None
+    ) -> Any:
         if stop and derived:
             raise _Stopped
         derived.append(len(rows))
-        return real(self, con, reg, rows)
+        return real(self, con, reg, rows, known)
 
     monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
     monkeypatch.setattr(EntityDeriver, "_derive", counted)
@@ -107,3 +111,98 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
         assert memory.index.get_meta(META_REDERIVING) is None
         assert _graph(memory.index) == expected
     assert sum(derived) == leaves - first  # the slice committed before the stop is not derived again
+
+
+def test_an_ner_run_before_the_next_sync_rederives_in_committed_slices(
+    vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After new rules, NER run before any sync (`complete_ner`: `vaultmind enrich`, the daemon's
+    background work) re-derives every leaf in the same committed slices as a sync's catch-up, not
+    inside its first step's transaction: stopped after the first slice, the next run derives only
+    the leaves left, and every row is that of a sync's catch-up followed by NER."""
+    _vault(vault, "ner_inline = 0")  # every text waits for NER
+    config = load_config(vault)
+    with Memory(config, Index.open(tmp_path / "probe.duckdb"), None) as probe:
+        deriver = entity_deriver(probe)
+        assert deriver is not None
+        if not deriver.ner.available:
+            pytest.skip(deriver.ner.status()["message"])
+    _derived_with_old_rules(config, Index.open(tmp_path / "whole.duckdb"), monkeypatch)
+    with Memory(config, Index.open(tmp_path / "whole.duckdb"), None) as whole:
+        whole.sync()
+        assert complete_ner(whole) > 0
+        expected = _graph(whole.index)
+        leaves = int(whole.index.scalar("SELECT count(DISTINCT id) FROM leaves"))
+        signature = whole.index.get_meta(META_SIGNATURE)
+    assert "person:helen-okafor" in {row[0] for row in expected["entities"]}
+
+    _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
+    derived: list[int] = []  # leaf rows each `_derive` call was given before NER's steps
+    real = EntityDeriver._derive
+    stop = True
+
+    def counted(
+        self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any], known: Any = None
+    ) -> Any:
+        if stop and derived:
+            raise _Stopped
+        if con.execute("SELECT count(*) FROM meta WHERE key = ?", [META_REDERIVING]).fetchone() != (0,):
+            derived.append(len(rows))
+        return real(self, con, reg, rows, known)
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(EntityDeriver, "_derive", counted)
+    with Memory.open(config) as memory:
+        with pytest.raises(_Stopped):
+            complete_ner(memory)
+        assert memory.index.get_meta(META_SIGNATURE) != signature  # not done: still the old rules'
+        assert memory.index.get_meta(META_REDERIVING) is not None  # the first slice is committed
+    assert derived and sum(derived) < leaves
+    first = sum(derived)
+
+    stop, derived[:] = False, []
+    with Memory.open(config) as memory:
+        assert complete_ner(memory) > 0
+        assert memory.index.get_meta(META_SIGNATURE) == signature
+        assert memory.index.get_meta(META_REDERIVING) is None
+        assert _graph(memory.index) == expected
+    assert sum(derived) == leaves - first  # the slice committed before the stop is not derived again
+
+
+def test_a_committed_slice_reads_its_leaves_under_a_small_pool_and_writes_under_the_full_one(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A slice's texts are found by a scan of the whole text column: its reads run before its
+    transaction under `READ_MEMORY_LIMIT` (what they met does not stay in DuckDB's pool), while
+    its writes (and a whole re-derivation inside a sync's own transaction) keep the full pool."""
+    _vault(vault)
+    config = load_config(vault)
+    _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
+    pools: dict[str, list[float]] = {"reads": [], "writes": []}
+    real_derive, real_insert = EntityDeriver._derive, rederive.insert
+
+    def pool(con: duckdb.DuckDBPyConnection) -> float:
+        return size_bytes(str(con.execute("SELECT current_setting('memory_limit')").fetchone()[0]))  # type: ignore[index]
+
+    def derive(self: EntityDeriver, con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
+        pools["reads"].append(pool(con))
+        return real_derive(self, con, *args)
+
+    def insert(con: duckdb.DuckDBPyConnection, *args: Any) -> Any:
+        pools["writes"].append(pool(con))
+        return real_insert(con, *args)
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(EntityDeriver, "_derive", derive)
+    monkeypatch.setattr(rederive, "insert", insert)
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert memory.index.get_meta(META_REDERIVING) is None
+    assert len(pools["reads"]) > 2 and len(pools["writes"]) == len(pools["reads"])
+    assert max(pools["reads"]) <= size_bytes(rederive.READ_MEMORY_LIMIT)
+    assert min(pools["writes"]) >= size_bytes(MEMORY_LIMIT) * 0.99
+
+    pools["reads"].clear()
+    with Memory.open(config) as memory:
+        memory.reindex()  # a rebuild's first batch: every step inside the batch's transaction
+    assert pools["reads"] and min(pools["reads"]) >= size_bytes(MEMORY_LIMIT) * 0.99

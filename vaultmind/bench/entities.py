@@ -4,7 +4,7 @@
   full of names, after the model is loaded (load time reported apart).
 - `bench_leaf_update`: the cost of one note's occurrence/edge/entity update at N leaves
   (default 100k). The index is synthetic: notes, leaves and entity notes are inserted as rows
-  (no files), the graph is derived once with `rebuild_all` (that time is reported too: it is
+  (no files), the graph is derived once whole (`rederive.py`) (that time is reported too: it is
   what an edit of an entity note costs), then one note is changed repeatedly and only the
   deriver's `apply` is timed: median and spread of the repeats. With `ner=True` each change
   brings new text, so the figure includes one NER call.

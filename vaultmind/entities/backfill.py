@@ -18,7 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from vaultmind.entities.graph import EntityDeriver, LeafRow
+from vaultmind.entities.graph import EntityDeriver
+from vaultmind.entities.leaf_reads import LeafRow
 from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, store_spans
 from vaultmind.index.store import Index
 
@@ -51,6 +52,7 @@ def backfill_ner(
     model = deriver.ner.model_id
     if model is None or not deriver.ner.available:
         return 0
+    deriver.catch_up(index)  # new rules or model: every leaf first, in committed slices
     with index.lock:
         total = _pending(index, model)
     if max_texts is not None:

@@ -34,10 +34,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from datetime import datetime
-from itertools import combinations
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import duckdb
@@ -46,19 +44,20 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
+from vaultmind.entities.edges import move_edges
 from vaultmind.entities.ids import key_of
 from vaultmind.entities.kinds import settle, settles
+from vaultmind.entities.leaf_reads import LeafRow, TableTexts, note_authors, note_titles, table_leaf_rows
 from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.ner_cache import count_pending, spans_for
 from vaultmind.entities.ner_process import ModelProcess
 from vaultmind.entities.prep import EntityPrep, Mentions, PreparedNote, mentions_of
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
-from vaultmind.entities.rederive import clear, rederive
+from vaultmind.entities.rederive import Steps, clear, committed, rederive, within
 from vaultmind.entities.registry import RULES, Registry
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import (
-    EDGE_SCHEMA,
     META_FUZZY,
     META_NER,
     META_REGISTRY,
@@ -74,7 +73,7 @@ from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.model import WrittenNote
 
-__all__ = ["EntityDeriver", "query_entities", "stored_fuzzy_threshold"]
+__all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold"]
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +108,6 @@ EXTRACTOR_VERSION = "15"  # 2: a person's title is not part of their id; 3: "›
 # author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
-
-LeafRow = tuple[str, str, str, str | None, datetime | None]
-"""(id, note_path, content_hash, author, ts) as read from `leaves`: the text is read only for
-the leaves whose mentions are not prepared (`EntityDeriver._derive`)."""
-
 
 class EntityDeriver:
     """`sync.Deriver` for entities; see the module docstring."""
@@ -173,8 +167,8 @@ class EntityDeriver:
         leaves: pa.Table | None = None,
     ) -> None:
         affected = sorted(set(removed_leaf_ids) | {leaf_id for note in written for leaf_id in note.leaf_ids})
-        rows = None if leaves is None else _table_leaf_rows(leaves, affected)
-        texts = None if leaves is None else _TableTexts(leaves)
+        rows = None if leaves is None else table_leaf_rows(leaves, affected)
+        texts = None if leaves is None else TableTexts(leaves)
         self._ready = {}
         for path, item in (prepared or {}).items():
             if item is not None:
@@ -242,11 +236,11 @@ class EntityDeriver:
                     self.last = {"mode": "registry", "leaves": len(ids)}
                     self._remember(con, registry, signature)
                     return
-        if full:
+        if full:  # every step in this transaction (`rederive.py`): a stopped sliced one is moot
             self.ner.warn_if_degraded()
-            self.rebuild_all(con, registry)
-            self.last = {"mode": "full", "leaves": None}
-            self._remember(con, registry, signature)
+            self._limit_budget(con)
+            clear(con)
+            self._rederive(within(con), registry, signature)
         elif leaf_ids:
             self.update_leaves(con, registry, leaf_ids, texts, rows)
             self.last = {"mode": "leaves", "leaves": len(leaf_ids)}
@@ -254,28 +248,39 @@ class EntityDeriver:
             self.last = {"mode": "none", "leaves": 0}
 
     def catch_up(self, index: Index) -> None:
-        """Before a sync's batches: when what the rows are derived with changed (`signature`),
-        re-derive every leaf in slices, each committed (`rederive.py`; one stopped between
-        two goes on from there). An index never derived is left to the sync (a first index)."""
+        """Before a sync's batches and NER's steps (`backfill_ner`): when what the rows are
+        derived with changed (`signature`), re-derive every leaf in slices, each committed
+        (`rederive.py`; one stopped between two goes on from there), rather than inside the
+        transaction of the first batch or step. An index never derived is left to the sync
+        (a first index)."""
         with index.lock:  # (read outside a transaction: a commit would make the readers' views stale)
             stored = index.get_meta(META_SIGNATURE)
             signature = self.signature()
             if stored is None or stored == signature:
                 return
             registry = load_registry(index.con, fuzzy_threshold=self.settings.fuzzy_threshold)
-            self._budget = self.inline_ner
-            self._limit_budget(index.con)
+            self._budget = 0  # the texts NER has not seen: to `backfill_ner`, which follows
             self.ner.warn_if_degraded()
+            self._rederive(committed(index), registry, signature)
 
-            def derive(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, list[Any]]:
-                return self._derive(con, registry, _leaf_rows(con, ids))[0]
+    def _rederive(self, steps: Steps, registry: Registry, signature: str) -> None:
+        """Recompute every occurrence, edge and entity row from the `leaves` table, in the
+        steps of `rederive.py`, where `steps` runs them. The NER budget (`_limit_budget`) holds
+        for the whole re-derivation, as for any other apply: with more texts without a cached
+        result than it allows, none is run here (all are left to `backfill_ner`), where slice
+        by slice a short last slice had the model loaded for a handful of texts (1–2 s of a
+        first index)."""
 
-            def finish(con: duckdb.DuckDBPyConnection) -> None:
-                refresh_entities(con, registry, None)
-                self._remember(con, registry, signature)
+        def derive(con: duckdb.DuckDBPyConnection, ids: Sequence[str]) -> dict[str, list[Any]]:
+            rows, texts = _leaf_rows_and_texts(con, ids)
+            return self._derive(con, registry, rows, texts)[0]
 
-            rederive(index, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
-            self.last = {"mode": "full", "leaves": None}
+        def finish(con: duckdb.DuckDBPyConnection) -> None:
+            refresh_entities(con, registry, None)
+            self._remember(con, registry, signature)
+
+        rederive(steps, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
+        self.last = {"mode": "full", "leaves": None}
 
     def _remember(self, con: duckdb.DuckDBPyConnection, registry: Registry, signature: str) -> None:
         clear(con)  # a sliced re-derivation stopped midway is moot
@@ -286,30 +291,6 @@ class EntityDeriver:
         set_meta(con, META_FUZZY, repr(float(self.settings.fuzzy_threshold)))
 
     # -- work ------------------------------------------------------------------------------
-
-    def rebuild_all(self, con: duckdb.DuckDBPyConnection, registry: Registry) -> None:
-        """Recompute every occurrence, edge and entity row from the `leaves` table. The inline
-        NER budget holds for the whole rebuild, as for any other apply: with more texts
-        without a cached result than it allows, none is run here (all are left to
-        `backfill_ner`), where chunk by chunk a short last chunk had the model loaded for a
-        handful of texts (1–2 s of a first index)."""
-        self._limit_budget(con)
-        con.execute("DELETE FROM occurrences")
-        con.execute("DELETE FROM edges")
-        ids = [row[0] for row in con.execute("SELECT DISTINCT id FROM leaves ORDER BY id").fetchall()]
-        for start in range(0, len(ids), REBUILD_CHUNK):
-            columns, _ = self._derive(con, registry, _leaf_rows(con, ids[start : start + REBUILD_CHUNK]))
-            insert(con, "occurrences", OCC_SCHEMA, columns)
-        settle(con, None)
-        con.execute(
-            """
-            INSERT INTO edges
-            SELECT o1.entity_id, o2.entity_id, count(DISTINCT o1.leaf_id)::INTEGER
-            FROM occurrences o1 JOIN occurrences o2 ON o1.leaf_id = o2.leaf_id AND o1.entity_id < o2.entity_id
-            GROUP BY o1.entity_id, o2.entity_id
-            """
-        )
-        refresh_entities(con, registry, None)
 
     def _limit_budget(self, con: duckdb.DuckDBPyConnection) -> None:
         """A whole re-derivation runs no NER when more texts lack a result than its budget."""
@@ -356,19 +337,7 @@ class EntityDeriver:
                 old_rows.append((leaf, before.get((leaf, read), ident) if read else ident, surface))
                 new_rows.append((leaf, ident, surface))
 
-        old: dict[str, set[str]] = defaultdict(set)
-        new: dict[str, set[str]] = defaultdict(set)
-        for leaf, ident, _ in old_rows:
-            old[leaf].add(ident)
-        for leaf, ident, _ in new_rows:
-            new[leaf].add(ident)
-        delta: Counter[tuple[str, str]] = Counter()
-        for leaf in set(old) | set(new):  # (a leaf of one entity or none has no pair: most of a first index's)
-            if len(now := new.get(leaf, ())) > 1:
-                delta.update(combinations(sorted(now), 2))
-            if len(was := old.get(leaf, ())) > 1:
-                delta.subtract(combinations(sorted(was), 2))
-        _apply_edge_delta(con, {pair: d for pair, d in delta.items() if d})
+        move_edges(con, old_rows, new_rows)
         apply_entity_delta(con, registry, old_rows, new_rows)
 
     def _derive(
@@ -413,10 +382,10 @@ class EntityDeriver:
                 found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
         read([(r[0], r[1], r[2]) for r in rows if (r[0], r[1]) not in found and (r[0], r[1]) not in texts])
-        authors = _note_authors(
+        authors = note_authors(
             con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
         )
-        titles = _note_titles(con, sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found}))
+        titles = note_titles(con, sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found}))
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
@@ -436,34 +405,6 @@ class EntityDeriver:
         return columns, per_leaf
 
 
-def _note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """The authors of each note in `paths` (a conversation's people, for the model's one-word
-    guesses in its messages), read from the `leaves` rows as they are now: a leaf derives the
-    same whichever of its note's leaves are derived with it. Only leaves with NER spans need
-    them (without NER there is no guess), so a first index, derived before NER, reads none."""
-    if not paths:
-        return {}
-    rows = execute_with(
-        con,
-        "SELECT note_path, list(DISTINCT author ORDER BY author) FROM leaves "
-        "WHERE note_path IN (SELECT k FROM _rows) AND author IS NOT NULL GROUP BY note_path",
-        rows=key_table(paths),
-    ).fetchall()
-    return {str(r[0]): tuple(r[1]) for r in rows}
-
-
-def _note_titles(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, str]:
-    """The title of each note in `paths`, whose heading names no person or organization in its
-    leaves (`capitals.in_note_title`). A note whose title changes is written again, so all its
-    leaves are derived again. Only leaves with NER spans need it, as `_note_authors`."""
-    if not paths:
-        return {}
-    rows = execute_with(
-        con, "SELECT path, title FROM notes WHERE path IN (SELECT k FROM _rows)", rows=key_table(paths)
-    ).fetchall()
-    return {str(r[0]): str(r[1]) for r in rows}
-
-
 def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[LeafRow]:
     """The `leaves` rows of `leaf_ids` (every note holding one), in a stable order."""
     rows = execute_with(
@@ -475,31 +416,20 @@ def _leaf_rows(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> list[
     return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
 
-def _table_leaf_rows(leaves: pa.Table, leaf_ids: Sequence[str]) -> list[LeafRow]:
-    """The rows of `leaf_ids` in a `leaves` table, as `_leaf_rows` reads them from the index."""
-    wanted = set(leaf_ids)
-    columns = [leaves.column(name).to_pylist() for name in ("id", "note_path", "content_hash", "author", "ts")]
-    return sorted((row for row in zip(*columns, strict=True) if row[0] in wanted), key=lambda row: (row[0], row[1]))
-
-
-class _TableTexts(Mapping[str, str]):
-    """The texts of a `leaves` table by content hash, each taken from the table when asked for."""
-
-    def __init__(self, leaves: pa.Table):
-        self._leaves = leaves
-        self._at = {chash: i for i, chash in enumerate(leaves.column("content_hash").to_pylist())}
-
-    def __getitem__(self, chash: str) -> str:
-        return str(self._leaves.column("text")[self._at[chash]].as_py())
-
-    def __contains__(self, chash: object) -> bool:  # (not by taking the text, as Mapping's would)
-        return chash in self._at
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._at)
-
-    def __len__(self) -> int:
-        return len(self._at)
+def _leaf_rows_and_texts(
+    con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]
+) -> tuple[list[LeafRow], dict[str, str]]:
+    """`_leaf_rows` and the texts of those rows by content hash, in one read: a whole
+    re-derivation reads the text of every leaf, and finding the texts of a slice of leaf ids
+    scans the whole text column (at 50k notes ~150 MB of blocks, 2–6 s on one thread): once per
+    slice rather than twice."""
+    rows = execute_with(
+        con,
+        "SELECT id, note_path, content_hash, author, ts, text FROM leaves WHERE id IN (SELECT k FROM _rows) "
+        "ORDER BY id, note_path",
+        rows=key_table(leaf_ids),
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3], r[4]) for r in rows], {r[2]: r[5] for r in rows}
 
 
 def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
@@ -513,26 +443,3 @@ def _leaf_texts(con: duckdb.DuckDBPyConnection, keys: Sequence[tuple[str, str]])
     ).fetchall()
     wanted = set(keys)
     return {(r[0], r[1]): r[2] for r in rows if (r[0], r[1]) in wanted}
-
-
-def _apply_edge_delta(con: duckdb.DuckDBPyConnection, delta: dict[tuple[str, str], int]) -> None:
-    """Move edge weights by `delta`: the rows of those pairs are taken out and put back changed."""
-    if not delta:
-        return
-    pairs = sorted(delta)
-    old = {
-        (a, b): int(w)
-        for a, b, w in execute_with(
-            con,
-            "DELETE FROM edges USING _rows d WHERE edges.a = d.a AND edges.b = d.b RETURNING edges.a, edges.b, edges.weight",
-            rows=pa.table({"a": [p[0] for p in pairs], "b": [p[1] for p in pairs]}),
-        ).fetchall()
-    }
-    kept = [(pair, old.get(pair, 0) + delta[pair]) for pair in pairs]
-    kept = [(pair, weight) for pair, weight in kept if weight > 0]
-    insert(
-        con,
-        "edges",
-        EDGE_SCHEMA,
-        {"a": [p[0] for p, _ in kept], "b": [p[1] for p, _ in kept], "weight": [w for _, w in kept]},
-    )
