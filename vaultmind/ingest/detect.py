@@ -37,6 +37,7 @@ from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
+from vaultmind.ingest.parts import megabytes
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.model import Progress
@@ -290,7 +291,7 @@ def ingest_paths(
         sized = [(d, document_note_bytes(d)) for d in docs]
         parse_report.warnings.extend(
             f"document {d.source_id!r}: its note would take {size:,} bytes, over this vault's cap of "
-            f"{max_note_bytes / 2**20:.3g} MB a note ([vault] max_file_mb), and never be indexed; skipped "
+            f"{megabytes(max_note_bytes)} MB a note ([vault] max_file_mb), and never be indexed; skipped "
             "(raise max_file_mb in .vaultmind/config.toml, or split the document)"
             for d, size in sized
             if size > max_note_bytes
