@@ -28,7 +28,7 @@ from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.chat_formats import HEAD_BYTES, detect_chat_format
 from vaultmind.ingest.common import zone
-from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.document import DOCUMENT_KINDS, parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError, NotAnExport
@@ -197,7 +197,7 @@ def parse_paths(
             found, warnings = parse_document_paths_with_report(files, vault=vault, progress=progress)
         report.warnings.extend(warnings)
         if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
-            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .markdown, .txt, .html or .htm files"
+            what = ".eml, mbox or Maildir messages" if kind == "email" else f"{DOCUMENT_KINDS} files"
             report.warnings.append(_nothing_found(files, what))
         return found
     zone_info = zone(tz)
