@@ -56,13 +56,13 @@ def parts_under_cap(plan: Plan, meta: SourceMeta, messages: list[Message], raw: 
     return parts
 
 
-def part_paths(plan: Plan, first: str, stem: str, count: int) -> list[str]:
-    """`first`, then the next `count` - 1 free numbered siblings of `stem` (no file there, none
+def part_paths(plan: Plan, first: str, base: str, count: int) -> list[str]:
+    """`first`, then the next `count` - 1 free numbered siblings of `base` (no file there, none
     this ingest writes)."""
     paths = [first]
     n = 2
     while len(paths) < count:
-        path = sibling_path(stem, n)
+        path = sibling_path(base, n)
         n += 1
         if path != first and path not in plan.claimed and plan.existing(path) is None:
             paths.append(path)
