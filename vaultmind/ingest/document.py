@@ -254,7 +254,7 @@ def parse_document_paths(paths: Sequence[Path]) -> list[DocumentInput]:
     docs, warnings = parse_document_paths_with_report(paths)
     if not docs:
         raise IngestError(
-            "no document (.md, .txt, .html) found in " + ", ".join(str(p) for p in paths),
+            f"no document ({DOCUMENT_KINDS}) found in " + ", ".join(str(p) for p in paths),
             hint="; ".join(warnings[:3]) or None,
         )
     return docs
