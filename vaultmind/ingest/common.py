@@ -80,8 +80,8 @@ _LONE_SURROGATE_RE = re.compile(rf"(?<!\\)((?:\\\\)*)(?:{_HIGH}(?!{_LOW})|(?<!{_
 
 def whole_characters(path: Path, text: str, warn: Callable[[str], None] | None = None) -> str:
     r"""`text` of a JSON file with each lone surrogate escape (`"\ud83d"`: half an emoji) read as
-    U+FFFD (the escape `\ufffd`), said once for the file (`warn`, naming its first line): decoded as it is,
-    it is no character, and no note could hold it. Escapes are replaced by escapes of the same
+    U+FFFD (the escape `\ufffd`), said once for the file (`warn`, naming the line of the first):
+    decoded as it is, it is no character, and no note could hold it. Escapes are replaced by escapes of the same
     length, so lines and columns stay."""
     found = _LONE_SURROGATE_RE.search(text)
     if found is None:

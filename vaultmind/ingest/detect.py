@@ -28,7 +28,7 @@ from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.chat_formats import HEAD_BYTES, detect_chat_format
 from vaultmind.ingest.common import zone
-from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.document import DOCUMENT_KINDS, parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
 from vaultmind.ingest.errors import IngestError, NotAnExport
@@ -37,6 +37,7 @@ from vaultmind.ingest.locomo import parse_locomo_paths
 from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
+from vaultmind.ingest.parts import megabytes
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.model import Progress
@@ -196,7 +197,7 @@ def parse_paths(
             found, warnings = parse_document_paths_with_report(files, vault=vault, progress=progress)
         report.warnings.extend(warnings)
         if not found and not warnings and not report.dated:  # (a file skipped or unreadable has a warning of its own)
-            what = ".eml, mbox or Maildir messages" if kind == "email" else ".md, .markdown, .txt, .html or .htm files"
+            what = ".eml, mbox or Maildir messages" if kind == "email" else f"{DOCUMENT_KINDS} files"
             report.warnings.append(_nothing_found(files, what))
         return found
     zone_info = zone(tz)
@@ -290,7 +291,7 @@ def ingest_paths(
         sized = [(d, document_note_bytes(d)) for d in docs]
         parse_report.warnings.extend(
             f"document {d.source_id!r}: its note would take {size:,} bytes, over this vault's cap of "
-            f"{max_note_bytes / 2**20:.3g} MB a note ([vault] max_file_mb), and never be indexed; skipped "
+            f"{megabytes(max_note_bytes)} MB a note ([vault] max_file_mb), and never be indexed; skipped "
             "(raise max_file_mb in .vaultmind/config.toml, or split the document)"
             for d, size in sized
             if size > max_note_bytes

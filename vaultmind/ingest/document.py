@@ -56,6 +56,8 @@ from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
+# the suffixes as a message says them: ".md, .markdown, .txt, .html or .htm"
+DOCUMENT_KINDS = " or ".join(", ".join(SUFFIXES).rsplit(", ", 1))
 
 
 
@@ -201,7 +203,7 @@ def parse_document_paths_with_report(
             notes.append(path)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
-                raise IngestError("not a document", path=path, hint="documents are .md, .markdown, .txt, .html or .htm files")
+                raise IngestError("not a document", path=path, hint=f"documents are {DOCUMENT_KINDS} files")
             # a symlink given alone is the file it links to: its folder's name and its own
             # (a link's name with its target's folder had named a document that is neither)
             real = path.resolve()
@@ -252,7 +254,7 @@ def parse_document_paths(paths: Sequence[Path]) -> list[DocumentInput]:
     docs, warnings = parse_document_paths_with_report(paths)
     if not docs:
         raise IngestError(
-            "no document (.md, .txt, .html) found in " + ", ".join(str(p) for p in paths),
+            f"no document ({DOCUMENT_KINDS}) found in " + ", ".join(str(p) for p in paths),
             hint="; ".join(warnings[:3]) or None,
         )
     return docs

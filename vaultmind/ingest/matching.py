@@ -12,7 +12,7 @@ from datetime import datetime
 
 from vaultmind.ingest.held import Existing, carries, message_ids, read_existing
 from vaultmind.ingest.model import IngestReport, SourceBatch
-from vaultmind.ingest.names import note_path, scope_folder, slugify
+from vaultmind.ingest.names import in_siblings, note_path, scope_folder, slugify
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.ingest.slack import ALONE_TEAM
 from vaultmind.markdown.render import note_text, to_utc
@@ -50,15 +50,9 @@ def held_elsewhere(plan: Plan, group: Group) -> dict[str, list[str]]:
     for placed, moved in pools:
         for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
-                if not own_path(group, path) and _of_group(group, source_id, moved=moved):
+                if not in_siblings(path, group.base) and _of_group(group, source_id, moved=moved):
                     out.setdefault(message_id, []).append(path)
     return out
-
-
-def own_path(group: Group, path: str) -> bool:
-    """Whether `path` is the group's own note or one of its numbered siblings (`<stem>.2.md` …)."""
-    stem = group.base[:-3]
-    return path == group.base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())
 
 
 def _of_group(group: Group, source_id: str, *, moved: bool = False) -> bool:
@@ -109,7 +103,7 @@ def _answering(plan: Plan, group: Group) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for message_id in sorted({*group.messages, *group.related}):
         for path in answering.get(message_id, ()):
-            if not own_path(group, path):
+            if not in_siblings(path, group.base):
                 out.setdefault(message_id, []).append(path)
     return out
 

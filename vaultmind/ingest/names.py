@@ -88,3 +88,9 @@ def note_path(batch: SourceBatch, day: str | None = None) -> str:
 def sibling_path(path: str, n: int) -> str:
     """`a/b.md` → `a/b.<n>.md` (n ≥ 2); n = 1 is the path itself."""
     return path if n == 1 else f"{path[:-3]}.{n}.md"
+
+
+def in_siblings(path: str, base: str) -> bool:
+    """Whether `path` is `base` or one of its numbered siblings (`sibling_path`: `<stem>.2.md` …)."""
+    stem = base[:-3]
+    return path == base or (path.startswith(stem + ".") and path[len(stem) + 1 : -3].isdigit())

@@ -48,7 +48,7 @@ def parts_under_cap(plan: Plan, meta: SourceMeta, messages: list[Message], raw: 
         if len(data) > cap:
             plan.report.warnings.append(
                 f"{path}: message {rest[0].message_id!r} alone takes {len(data):,} bytes, over this vault's cap of "
-                f"{_mb(cap)} MB a note ([vault] max_file_mb): its note is written but not indexed "
+                f"{megabytes(cap)} MB a note ([vault] max_file_mb): its note is written but not indexed "
                 "(raise max_file_mb in .vaultmind/config.toml)"
             )
         parts.append((rest[:fits], data))
@@ -56,13 +56,13 @@ def parts_under_cap(plan: Plan, meta: SourceMeta, messages: list[Message], raw: 
     return parts
 
 
-def part_paths(plan: Plan, first: str, stem: str, count: int) -> list[str]:
-    """`first`, then the next `count` - 1 free numbered siblings of `stem` (no file there, none
+def part_paths(plan: Plan, first: str, base: str, count: int) -> list[str]:
+    """`first`, then the next `count` - 1 free numbered siblings of `base` (no file there, none
     this ingest writes)."""
     paths = [first]
     n = 2
     while len(paths) < count:
-        path = sibling_path(stem, n)
+        path = sibling_path(base, n)
         n += 1
         if path != first and path not in plan.claimed and plan.existing(path) is None:
             paths.append(path)
@@ -73,10 +73,11 @@ def say_split(plan: Plan, paths: Sequence[str], size: int) -> None:
     """Say that a note over the cap was split, and where its parts are."""
     cap = plan.note_cap or 0
     plan.report.warnings.append(
-        f"{paths[0]}: its messages take {size:,} bytes, over this vault's cap of {_mb(cap)} MB a note "
+        f"{paths[0]}: its messages take {size:,} bytes, over this vault's cap of {megabytes(cap)} MB a note "
         f"([vault] max_file_mb), which would never be indexed; split into {len(paths)} notes: {', '.join(paths)}"
     )
 
 
-def _mb(size: int) -> str:
+def megabytes(size: int) -> str:
+    """`size` bytes in MB, as a cap on a note is said (`[vault] max_file_mb`)."""
     return f"{size / 2**20:.3g}"
