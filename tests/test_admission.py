@@ -316,6 +316,7 @@ def test_a_models_own_scale_reads_in_order_its_one_the_lowest() -> None:
         read = [parse_importance({key: n})[0] for n in range(1, 11)]
         assert read == [n / 10 for n in range(1, 11)], key
         assert parse_importance({key: "1"})[0] == 0.1 and parse_importance({key: 0.9})[0] == 0.9
+        assert parse_importance({key: 1.0})[0] == parse_importance({key: "1.0"})[0] == 1.0, "a 0-1 scale's top"
 
 
 def test_a_decision_writes_its_breakdown_as_the_json_encoder_does() -> None:

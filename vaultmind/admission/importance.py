@@ -78,15 +78,18 @@ def parse_importance(answer: Mapping[str, Any]) -> tuple[float | None, str]:
         if key not in answer:
             continue
         value = answer[key]
+        whole = isinstance(value, int)
         if isinstance(value, str):
+            text = value.strip().rstrip("%")
+            whole = text.isdigit()
             try:
-                value = float(value.strip().rstrip("%"))
+                value = float(text)
             except ValueError:
                 continue
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
             continue
         number = float(value)
-        if key != "importance" and number == 1.0:  # "1 of 10", as its 2 is 2 of 10
+        if key != "importance" and whole and number == 1.0:  # "1 of 10", as its 2 is 2 of 10 (1.0 is a 0-1 scale's top)
             number = 0.1
         elif 1.0 < number <= 10.0:
             number /= 10.0
