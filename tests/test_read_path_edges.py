@@ -167,24 +167,43 @@ def test_drill_down_on_a_leaf_says_it_has_no_children_and_names_its_summary(vaul
         assert [h["node_id"] for h in by_chunk] == [h["node_id"] for h in memory.query("drill_down", {"node_id": parent})["hits"]]
 
 
+def _sam_writes(vault: Path, days: dict[str, str]) -> None:
+    """One Slack day of Sam Lee's for each day of `days`, holding its message at 09:00."""
+    for day, text in days.items():
+        write_slack_day(vault, day, [("Sam Lee", "09:00", text)])
+
+
+def _walk(memory: Memory, question: str, at: str) -> list[dict[str, Any]]:
+    return list(memory.query("walk", {"query": question, "reference_time": at})["hits"])
+
+
+def _days(hits: list[dict[str, Any]]) -> list[str]:
+    return [h["time_range"]["start"][:10] for h in hits]
+
+
 def test_the_last_time_something_happened_is_answered_latest_first(vault: Path) -> None:
     """"When did I last email Dana?" (or "did my team last…") puts the latest message that says
     it first, though an earlier one says it more; "last week" stays a window, not this order."""
-    write_slack_day(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract, then emailed Dana the annex. Dana emailed back.")])
-    write_slack_day(vault, "2024-04-15", [("Sam Lee", "09:00", "I emailed Dana about the invoice.")])
-    write_slack_day(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
-    write_slack_day(vault, "2024-06-12", [("Sam Lee", "09:00", "Dana is on holiday until July.")])
+    _sam_writes(
+        vault,
+        {
+            "2024-03-04": "Emailed Dana the contract, then emailed Dana the annex. Dana emailed back.",
+            "2024-04-15": "I emailed Dana about the invoice.",
+            "2024-05-20": "Emailed Dana the signed copy.",
+            "2024-06-12": "Dana is on holiday until July.",
+        },
+    )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         at = "2024-06-20T12:00:00Z"
         for question in ("when did I last email Dana?", "what was the last time I emailed Dana?", "when did my team last email Dana?"):
-            hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
-            assert [h["time_range"]["start"][:10] for h in hits[:3]] == ["2024-05-20", "2024-04-15", "2024-03-04"], question
+            hits = _walk(memory, question, at)
+            assert _days(hits[:3]) == ["2024-05-20", "2024-04-15", "2024-03-04"], question
             assert hits[0]["breakdown"]["latest"] > 0
-        then = memory.query("walk", {"query": "when did I last email Dana?", "reference_time": "2024-05-01T12:00:00Z"})["hits"]
-        assert then[0]["time_range"]["start"][:10] == "2024-04-15", "the last time as of the question's time"
-        plain = memory.query("walk", {"query": "when did I email Dana?", "reference_time": at})["hits"]
-        assert plain[0]["time_range"]["start"][:10] == "2024-03-04", "without 'last', the best match"
+        then = _walk(memory, "when did I last email Dana?", "2024-05-01T12:00:00Z")
+        assert _days(then[:1]) == ["2024-04-15"], "the last time as of the question's time"
+        plain = _walk(memory, "when did I email Dana?", at)
+        assert _days(plain[:1]) == ["2024-03-04"], "without 'last', the best match"
         week = memory.query("walk", {"query": "what did I email Dana last week?", "reference_time": "2024-05-27T12:00:00Z"})
         assert week["query"]["time_window"]["text"] == "last week"
         assert all(h["breakdown"]["latest"] == 0 for h in week["hits"])
@@ -194,19 +213,23 @@ def test_the_first_time_something_happened_is_answered_earliest_first(vault: Pat
     """"When did I first email Dana?" puts the earliest message that says it first, though a
     later one says it more; "first" as an adjective of a thing ("her first email") orders
     nothing."""
-    write_slack_day(vault, "2024-03-04", [("Sam Lee", "09:00", "Emailed Dana the contract.")])
-    write_slack_day(vault, "2024-04-15", [("Sam Lee", "09:00", "Emailed Dana the invoice, then emailed Dana the annex. Dana emailed back.")])
-    write_slack_day(vault, "2024-05-20", [("Sam Lee", "09:00", "Emailed Dana the signed copy.")])
-    write_slack_day(vault, "2024-06-12", [("Sam Lee", "09:00", "Dana is on holiday until July.")])
+    _sam_writes(
+        vault,
+        {
+            "2024-03-04": "Emailed Dana the contract.",
+            "2024-04-15": "Emailed Dana the invoice, then emailed Dana the annex. Dana emailed back.",
+            "2024-05-20": "Emailed Dana the signed copy.",
+            "2024-06-12": "Dana is on holiday until July.",
+        },
+    )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         at = "2024-06-20T12:00:00Z"
         for question in ("when did I first email Dana?", "when was the first time I emailed Dana?", "what did I initially email Dana?"):
-            hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
-            assert [h["time_range"]["start"][:10] for h in hits[:3]] == ["2024-03-04", "2024-04-15", "2024-05-20"], question
+            hits = _walk(memory, question, at)
+            assert _days(hits[:3]) == ["2024-03-04", "2024-04-15", "2024-05-20"], question
             assert hits[0]["breakdown"]["latest"] > 0
-        plain = memory.query("walk", {"query": "when did I email Dana?", "reference_time": at})["hits"]
-        assert plain[0]["time_range"]["start"][:10] == "2024-04-15", "without 'first', the best match"
+        plain = _walk(memory, "when did I email Dana?", at)
+        assert _days(plain[:1]) == ["2024-04-15"], "without 'first', the best match"
         for question in ("what did Dana say in her first email?", "what was in Dana's first email?"):
-            hits = memory.query("walk", {"query": question, "reference_time": at})["hits"]
-            assert all(h["breakdown"]["latest"] == 0 for h in hits), question
+            assert all(h["breakdown"]["latest"] == 0 for h in _walk(memory, question, at)), question

@@ -68,6 +68,23 @@ def test_a_long_summary_is_one_hit_with_its_whole_text_in_every_mode(sealed: tup
     assert TAIL in next(h for h in drilled if h["node_id"] == summary_id)["content"]
 
 
+def _every_node_once(memory: Memory, mode: str, args: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """`mode`'s answer to `args` with room for all of it, and its node ids: each once, as many
+    as its total."""
+    everything = memory.query(mode, {**args, "limit": 100})
+    nodes = [h["node_id"] for h in everything["hits"]]
+    assert len(nodes) == len(set(nodes)) == everything["total"] and not everything["truncated"]
+    return everything, nodes
+
+
+def _cut_to_each_limit(memory: Memory, mode: str, args: dict[str, Any], everything: dict[str, Any], nodes: list[str]) -> None:
+    """Asked for 3 or 5, `mode` answers the first of `nodes`, with the whole total, truncated."""
+    for limit in (3, 5):
+        result = memory.query(mode, {**args, "limit": limit})
+        assert [h["node_id"] for h in result["hits"]] == nodes[:limit], limit
+        assert result["total"] == everything["total"] and result["truncated"]
+
+
 @pytest.mark.parametrize("mode", ["walk", "search"])
 def test_a_long_summary_takes_one_place_of_the_limit_and_counts_once_in_the_total(sealed: tuple[Memory, str], mode: str) -> None:
     """walk and search cut their ranked leaves to `limit`, then a summary's chunks after its
@@ -76,16 +93,11 @@ def test_a_long_summary_takes_one_place_of_the_limit_and_counts_once_in_the_tota
     memory, summary_id = sealed
     query = "restoration crew weather paint timber rigging lighthouse"
     chunks = len(_chunk_ids(memory, summary_id))
-    everything = memory.query(mode, {"query": query, "limit": 100})
-    nodes = [h["node_id"] for h in everything["hits"]]
-    assert len(nodes) == len(set(nodes)) == everything["total"] and not everything["truncated"]
+    everything, nodes = _every_node_once(memory, mode, {"query": query})
     assert summary_id in nodes and everything["total"] > 3
     matched = memory.index.scalar("SELECT count(*) FROM leaves WHERE note_path <> ''")
     assert everything["total"] <= matched - (chunks - 1), "the summary's chunks count as one"
-    for limit in (3, 5):
-        result = memory.query(mode, {"query": query, "limit": limit})
-        assert [h["node_id"] for h in result["hits"]] == nodes[:limit], limit
-        assert result["total"] == everything["total"] and result["truncated"]
+    _cut_to_each_limit(memory, mode, {"query": query}, everything, nodes)
 
 
 def test_a_long_summary_takes_one_place_of_an_entitys_leaves_and_counts_once(sealed: tuple[Memory, str], vault: Path) -> None:
@@ -100,14 +112,9 @@ def test_a_long_summary_takes_one_place_of_an_entitys_leaves_and_counts_once(sea
     entity = "person:alice-chen"
     mentioning = memory.index.scalar("SELECT count(DISTINCT leaf_id) FROM occurrences WHERE entity_id = ? AND leaf_id IN (SELECT unnest(?::VARCHAR[]))", [entity, _chunk_ids(memory, summary_id)])
     assert mentioning >= 3, "several chunks of the summary mention her"
-    everything = memory.query("drill_down", {"node_id": entity, "limit": 100})
-    nodes = [h["node_id"] for h in everything["hits"]]
-    assert len(nodes) == len(set(nodes)) == everything["total"] and not everything["truncated"]
+    everything, nodes = _every_node_once(memory, "drill_down", {"node_id": entity})
     assert nodes.count(summary_id) == 1 and everything["total"] > 5
-    for limit in (3, 5):
-        result = memory.query("drill_down", {"node_id": entity, "limit": limit})
-        assert [h["node_id"] for h in result["hits"]] == nodes[:limit], limit
-        assert result["total"] == everything["total"] and result["truncated"]
+    _cut_to_each_limit(memory, "drill_down", {"node_id": entity}, everything, nodes)
 
 
 def test_fetch_leaves_answers_a_summary_once_when_asked_by_its_id_and_a_chunk_id(sealed: tuple[Memory, str]) -> None:

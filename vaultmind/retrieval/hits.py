@@ -304,9 +304,9 @@ def later_chunks(order: Iterable[int], summary_of: npt.NDArray[np.int32]) -> set
 
 
 def fold_chunks(memory: MemoryView, ranked: Sequence[tuple[str, float, dict[str, Any]]]) -> list[tuple[str, float, dict[str, Any]]]:
-    """`ranked` (best first) without a summary's chunks after its first (`later_chunks`): cut
-    to a limit after this, a list shows `limit` hits when it has them, and its length counts
-    each summary once."""
+    """`ranked` (in the order it is shown: best first, or newest first) without a summary's
+    chunks after its first (`later_chunks`): cut to a limit after this, a list shows `limit`
+    hits when it has them, and its length counts each summary once."""
     if not ranked:
         return []
     folded = later_chunks(range(len(ranked)), summary_notes(memory, memory.leaves.columns([i for i, _, _ in ranked])))

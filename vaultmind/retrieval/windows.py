@@ -87,7 +87,7 @@ OUTSIDE_WINDOW = 0.35
 AFTER_WINDOW = 0.75
 AFTER_WINDOW_DAYS = 3
 LEAD_UP_DAYS = 14  # a window still ahead: the days before the reference time that tell of it
-LAST_STEP = 0.25  # "when did I last…?": each of the fullest matches this much above the one before it in time
+LAST_STEP = 0.25  # "when did I last (first)…?": each of the fullest matches this much above the one written before (after) it
 DAY_TELLS_TERMS = 4  # a leaf naming a past day asked alone: its raise is whole from this many words beyond the date
 
 def within(window: TimeWindow, ts: npt.NDArray[np.datetime64]) -> npt.NDArray[np.bool_]:
@@ -222,11 +222,11 @@ def in_time_asked(
 ) -> npt.NDArray[np.float64]:
     """What lifts the leaves of `among` (the question's lexical matches) dated up to `now` that
     hold the most of its terms `wanted` above every other leaf, latest first (`earliest`: earliest
-    first): each to the best score of all plus `LAST_STEP` × its place in time (1 for the one
-    that comes last in the order asked); 0 for any other leaf. "When did I last email Dana?"
-    asks for the latest of the messages that say it, "when did I first email Dana?" for the
-    earliest, however much better another one matches — and asked as of a past time, of those
-    written by then."""
+    first): each to the best score of all plus `LAST_STEP` × its place in time (1 for the
+    earliest of them; with `earliest`, for the latest); 0 for any other leaf. "When did I last
+    email Dana?" asks for the latest of the messages that say it, "when did I first email Dana?"
+    for the earliest, however much better another one matches — and asked as of a past time, of
+    those written by then."""
     out = np.zeros(len(ids))
     places = np.flatnonzero(among & ~np.isnat(cols.ts) & (cols.ts <= np.datetime64(now, "us")))
     if not len(places) or not wanted:

@@ -104,7 +104,7 @@ _AFTER_SUBJECT = (
     r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?:[\w'’]+\s+)??"
     r"(?!(?:the|a|an|my|our|your|his|her|their|its|this|that)\b)[\w'’]+(?<!\w['’]s)\s+"
 )
-# the periods and places "last"/"first" name as adjectives ("last week", "first place")
+# the periods "last"/"first" name as adjectives ("last week", "first day")
 _NOT_ADVERB = rf"(?!\s+(?:week|weekend|month|year|night|day|season|summer|winter|spring|autumn|fall|time|{alternation(WEEKDAYS)})\b)"
 # "last" asking for the latest time, which no message says of it: "when did I last email Dana?",
 # "when was Bob last here?", "when was the last time we talked about…?" (not "did we meet last

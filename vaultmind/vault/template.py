@@ -34,7 +34,7 @@ WELCOME_NOTE = "Welcome to vaultmind.md"
 GITIGNORE = ".gitignore"
 OBSIDIAN_DIR = ".obsidian"
 
-# The lines vaultmind would add to a .gitignore; shown as a hint when one already exists.
+# The lines vaultmind would add to a .gitignore; when one already exists, those it lacks are shown as a hint.
 GITIGNORE_LINES: tuple[str, ...] = (
     ".vaultmind/*",
     "!.vaultmind/config.toml",
