@@ -5,8 +5,10 @@ The demo is a small made-up memory: the Fernhill Labs team getting their app Tid
 for launch in March 2024 (a Slack channel, a DM, two email threads, a runbook), Alice Chen's
 family planning a birthday dinner on WhatsApp, and entity notes for the main people and
 organizations. The user notes of the demo (`Projects/`, `Meetings/`, …) are written by hand
-in `vault_template/.demo/`; this script generates only what vaultmind itself would write, so
-the bytes and `vaultmind_body_sha256` hashes are exactly right.
+in `vault_template/.demo/`; this script generates only what vaultmind itself would write. The
+source notes are written by vaultmind's own ingest into a temporary vault — the emails from .eml
+files, the runbook from a Markdown file (two versions), the chats as their adapters' batches —
+so their paths, front matter and bytes are exactly what `vaultmind ingest` writes.
 
 It also re-stamps `vaultmind_body_sha256` of the template's folder READMEs after they are edited.
 
@@ -20,9 +22,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,49 +39,48 @@ READMES = ("sources/README.md", "summaries/README.md", "entities/README.md")
 GENERATED_DIRS = ("sources", "entities")  # under .demo/: every file there comes from this script
 
 # ---------------------------------------------------------------------------------------------
-# Rendering: vaultmind's own renderers, so the demo is byte for byte what ingest would write
+# Rendering: vaultmind's own ingest, so the demo is byte for byte what `vaultmind ingest` writes
 # ---------------------------------------------------------------------------------------------
 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # run from a source checkout without installing
 
+from vaultmind.ingest.document import parse_document_paths  # noqa: E402
+from vaultmind.ingest.email import parse_email_paths  # noqa: E402
+from vaultmind.ingest.model import SourceBatch  # noqa: E402
+from vaultmind.ingest.writer import write_batches, write_documents  # noqa: E402
 from vaultmind.markdown.frontmatter import split_frontmatter  # noqa: E402
-from vaultmind.markdown.render import (  # noqa: E402
-    Message,
-    SourceKind,
-    SourceMeta,
-    iso_utc,
-    render_note,
-    render_source_note,
-)
+from vaultmind.markdown.render import Message, SourceMeta, iso_utc, render_note  # noqa: E402
 
 
-def render_messages(
-    *,
-    kind: SourceKind,
-    source_id: str,
-    scope: str,
-    title: str,
-    messages: Sequence[Message],
-    subject: str | None = None,
-) -> str:
-    meta = SourceMeta(kind=kind, source_id=source_id, scope=scope, title=title, subject=subject)
-    return render_source_note(meta, messages)
+def chat_batch(*, source_id: str, scope: str, title: str, messages: Sequence[Message]) -> SourceBatch:
+    """A chat as its adapter reads it (one batch; the writer makes one note per day)."""
+    return SourceBatch(meta=SourceMeta(kind="chat", source_id=source_id, scope=scope, title=title), messages=tuple(messages))
 
 
-def render_document(
-    *, source_id: str, version: int, title: str, start: datetime, end: datetime, body: str
-) -> str:
-    items: list[tuple[str, Any]] = [
-        ("vaultmind", "source"),
-        ("kind", "document"),
-        ("source_id", source_id),
-        ("version", version),
-        ("title", title),
-        ("time_start", iso_utc(start)),
-        ("time_end", iso_utc(end)),
-    ]
-    return render_note(items, body)
+def write_eml(folder: Path, name: str, thread: Sequence[Message]) -> None:
+    """A thread as the .eml files a mail client exports: each reply answers the one before."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for n, message in enumerate(thread):
+        mail = EmailMessage()
+        mail["From"] = message.author
+        mail["Date"] = format_datetime(message.timestamp)
+        mail["Message-ID"] = f"<{message.message_id}>"
+        mail["Subject"] = message.subject or ""
+        if n:
+            mail["In-Reply-To"] = f"<{thread[n - 1].message_id}>"
+            mail["References"] = " ".join(f"<{m.message_id}>" for m in thread[:n])
+        mail.set_content(message.text)
+        (folder / f"{name}-{n + 1}.eml").write_bytes(bytes(mail))
+
+
+def write_document(folder: Path, name: str, *, source_ref: str, body: str, modified: datetime) -> Path:
+    """A Markdown file as a drive syncs it: its `source_ref` in its front matter, its time as mtime."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(f'---\nsource_ref: "{source_ref}"\n---\n{body}', encoding="utf-8")
+    os.utime(path, (modified.timestamp(), modified.timestamp()))
+    return path
 
 
 def render_entity(
@@ -410,6 +415,11 @@ BUDGET_THREAD = email(
     ],
 )
 
+RUNBOOK_REF = "gdrive://file/1TidepoolLaunchRunbook"
+RUNBOOK_DRAFT = """# Tidepool 1.0 launch runbook
+
+Owner: Marco Ruiz. First draft, 1 March 2024: the launch is on Tuesday 9 April.
+"""
 RUNBOOK = """# Tidepool 1.0 launch runbook
 
 Owner: Marco Ruiz. Last updated 7 March 2024, after the launch moved from 9 to 23 April.
@@ -517,62 +527,52 @@ ENTITIES = [
 ]
 
 
+def ingested(work: Path) -> dict[str, str]:
+    """The demo's source notes, by path under `.demo/`: written by vaultmind's ingest into a
+    fresh vault in `work`, from export files (emails, the runbook) and adapter batches (chats)."""
+    vault, exports = work / "vault", work / "exports"
+    vault.mkdir()
+    write_batches(
+        vault,
+        [
+            chat_batch(
+                source_id="slack:fernhill/launch",
+                scope="slack/fernhill/launch",
+                title="#launch",
+                messages=[*LAUNCH_0304, *LAUNCH_0307],
+            ),
+            chat_batch(
+                source_id="slack:fernhill/dm-alice-bob",
+                scope="slack/fernhill/dm-alice-bob",
+                title="Alice Chen & Bob Stone",
+                messages=DM_0305,
+            ),
+            chat_batch(
+                source_id="whatsapp:dads-60th", scope="whatsapp/dads-60th", title="Dad's 60th", messages=FAMILY_0309
+            ),
+        ],
+    )
+    mailbox = exports / "mail" / "fernhill"  # the folder's name is the account
+    write_eml(mailbox, "venue", VENUE_THREAD)
+    write_eml(mailbox, "budget", BUDGET_THREAD)
+    write_batches(vault, parse_email_paths([mailbox]))
+    # the runbook's two versions: the first draft, then the text after the launch moved
+    for n, (body, modified) in enumerate(
+        [(RUNBOOK_DRAFT, at("2024-03-01", "10:00:00")), (RUNBOOK, at("2024-03-07", "16:50:00"))], start=1
+    ):
+        drive = exports / f"v{n}" / "drive"
+        write_document(drive, "tidepool-launch-runbook", source_ref=RUNBOOK_REF, body=body, modified=modified)
+        write_documents(vault, parse_document_paths([drive]))
+    return {
+        path.relative_to(vault).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted((vault / "sources").rglob("*.md"))
+    }
+
+
 def demo_files() -> dict[str, str]:
     """Every generated demo note, by path under `.demo/`."""
-    files = {
-        "sources/chat/slack/fernhill/launch/2024-03-04.md": render_messages(
-            kind="chat",
-            source_id="slack:fernhill/launch",
-            scope="slack/fernhill/launch",
-            title="#launch · 2024-03-04",
-            messages=LAUNCH_0304,
-        ),
-        "sources/chat/slack/fernhill/launch/2024-03-07.md": render_messages(
-            kind="chat",
-            source_id="slack:fernhill/launch",
-            scope="slack/fernhill/launch",
-            title="#launch · 2024-03-07",
-            messages=LAUNCH_0307,
-        ),
-        "sources/chat/slack/fernhill/dm-alice-bob/2024-03-05.md": render_messages(
-            kind="chat",
-            source_id="slack:fernhill/dm-alice-bob",
-            scope="slack/fernhill/dm-alice-bob",
-            title="Alice Chen & Bob Stone · 2024-03-05",
-            messages=DM_0305,
-        ),
-        "sources/chat/whatsapp/dads-60th/2024-03-09.md": render_messages(
-            kind="chat",
-            source_id="whatsapp:dads-60th",
-            scope="whatsapp/dads-60th",
-            title="Dad's 60th · 2024-03-09",
-            messages=FAMILY_0309,
-        ),
-        "sources/email/fernhill/harbor-hall-launch-evening/2024-03-06.md": render_messages(
-            kind="email",
-            source_id="email:fernhill/harbor-hall-launch-evening",
-            scope="fernhill/harbor-hall-launch-evening",
-            title="Tidepool launch evening · 2024-03-06",
-            subject=VENUE_SUBJECT,
-            messages=VENUE_THREAD,
-        ),
-        "sources/email/fernhill/q2-launch-budget/2024-03-11.md": render_messages(
-            kind="email",
-            source_id="email:fernhill/q2-launch-budget",
-            scope="fernhill/q2-launch-budget",
-            title="Q2 launch budget · 2024-03-11",
-            subject=BUDGET_SUBJECT,
-            messages=BUDGET_THREAD,
-        ),
-        "sources/document/fernhill/drive/tidepool-launch-runbook.md": render_document(
-            source_id="document:fernhill/drive/tidepool-launch-runbook",
-            version=2,
-            title="Tidepool 1.0 launch runbook",
-            start=at("2024-03-01", "10:00:00"),
-            end=at("2024-03-07", "16:50:00"),
-            body=RUNBOOK,
-        ),
-    }
+    with tempfile.TemporaryDirectory(prefix="vaultmind-demo-") as work:
+        files = ingested(Path(work))
     for e in ENTITIES:
         files[f"entities/{e['kind']}/{e['slug']}.md"] = render_entity(**e)  # type: ignore[arg-type]
     return files
@@ -623,6 +623,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in stale:
         p.unlink()
         print(f"removed {p.relative_to(REPO)}")
+        for folder in p.parents:  # the folders it leaves empty go with it
+            if folder == DEMO or any(folder.iterdir()):
+                break
+            folder.rmdir()
     return 0
 
 

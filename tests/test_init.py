@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tomllib
 from dataclasses import fields
+from datetime import datetime
+from email.message import EmailMessage
+from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
@@ -24,10 +27,17 @@ from vaultmind.markdown.render import SourceMeta, render_source_note
 from vaultmind.vault.atomic import is_temp_name, write_atomic
 from vaultmind.vault.template import GITIGNORE_LINES, init_vault, template_files, template_root
 
+from .conftest import run_main
+
 REPO = Path(__file__).resolve().parents[1]
 VAULTMIND_FILES = {"sources/README.md", "summaries/README.md", "entities/README.md", ".vaultmind/config.toml"}
 OBSIDIAN_FILES = {f.path for f in template_files(demo=False) if f.group == "obsidian"}
 DEMO_FILES = {f.path for f in template_files(demo=True) if f.group == "demo"}
+# a document note's front matter, in order (docs/vault-format.md)
+DOCUMENT_KEYS = [
+    "vaultmind", "kind", "source_id", "scope", "version", "title", "time_start", "time_end", "source_ref",
+    "vaultmind_body_sha256",
+]  # fmt: skip
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -424,6 +434,61 @@ def test_generated_notes_hash_their_body(tmp_path: Path) -> None:
     assert generated == 3 + len([rel for rel in DEMO_FILES if rel.startswith(("sources/", "entities/"))])
 
 
+def _thread_as_eml(note: str, folder: Path) -> None:
+    """The messages of an email source note written back as the .eml files a mail client
+    exports (each answers the one before): From, Date, Message-ID, Subject and the text."""
+    folder.mkdir(parents=True, exist_ok=True)
+    callouts = re.findall(r"^> \[!email\] .*\n((?:>.*\n)*?)> %% vaultmind (.*) %%$", note, re.MULTILINE)
+    assert callouts
+    ids: list[str] = []
+    for n, (lines, meta) in enumerate(callouts, start=1):
+        keys = dict(re.findall(r'(\w+)="([^"]*)"', meta))
+        mail = EmailMessage()
+        mail["From"] = keys["author"]
+        mail["Date"] = format_datetime(datetime.fromisoformat(keys["at"]))
+        mail["Message-ID"] = f"<{keys['id']}>"
+        mail["Subject"] = keys["subject"]
+        if ids:
+            mail["In-Reply-To"] = f"<{ids[-1]}>"
+            mail["References"] = " ".join(f"<{i}>" for i in ids)
+        mail.set_content("\n".join(line.removeprefix(">").removeprefix(" ") for line in lines.splitlines()))
+        (folder / f"{n}.eml").write_bytes(bytes(mail))
+        ids.append(keys["id"])
+
+
+def test_demo_email_notes_are_what_ingest_writes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Each demo email thread, exported as .eml files and ingested with `vaultmind ingest email`
+    into a fresh vault, gives the demo's note: the same path (`<thread>/<date>-<thread>.md`, as
+    docs/vault-format.md says) and the same bytes."""
+    demo = REPO / "vault_template" / ".demo"
+    threads = sorted((demo / "sources" / "email").rglob("*.md"))
+    assert len(threads) == 2
+    for n, path in enumerate(threads):
+        rel = path.relative_to(demo).as_posix()
+        account = rel.split("/")[2]
+        text = path.read_text(encoding="utf-8")
+        _thread_as_eml(text, tmp_path / f"export-{n}" / account)
+        vault = tmp_path / f"vault-{n}"
+        init_vault(vault)
+        code, data, err = run_main(
+            capsys, "ingest", "email", str(tmp_path / f"export-{n}" / account), "--vault", str(vault), "--json"
+        )
+        assert code == 0, err
+        assert data["written"] == [rel]
+        assert (vault / rel).read_text(encoding="utf-8") == text
+
+
+def test_demo_document_note_has_the_keys_ingest_writes() -> None:
+    """The demo's document note is where `vaultmind ingest document` puts one
+    (`sources/document/files/<folder>/<file name>.md`) with the keys it writes."""
+    demo = REPO / "vault_template" / ".demo"
+    (path,) = (demo / "sources" / "document").rglob("*.md")
+    data = split_frontmatter(path.read_text(encoding="utf-8")).data
+    assert path.relative_to(demo).as_posix().startswith(f"sources/document/{data['scope']}/")
+    assert data["scope"].startswith("files/") and data["source_id"].startswith("doc:")
+    assert list(data) == DOCUMENT_KEYS
+
+
 def test_demo_source_and_entity_notes_follow_the_format(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     init_vault(root, demo=True)
@@ -434,16 +499,7 @@ def test_demo_source_and_entity_notes_follow_the_format(tmp_path: Path) -> None:
             kind = data["kind"]
             assert rel.startswith(f"sources/{kind}/")
             if kind == "document":
-                assert list(data) == [
-                    "vaultmind",
-                    "kind",
-                    "source_id",
-                    "version",
-                    "title",
-                    "time_start",
-                    "time_end",
-                    "vaultmind_body_sha256",
-                ]
+                assert list(data) == DOCUMENT_KEYS
                 continue
             keys = ["vaultmind", "kind", "source_id", "scope", "title"]
             keys += ["subject"] if kind == "email" else []
