@@ -3,7 +3,9 @@
 - `.md` / `.markdown`: front matter is metadata (`title`, `source_id`, `source_ref` are used;
   the rest is left out of the note), the body is kept verbatim; without a `source_ref` of its
   own, a document's is its file as a `file:` URI (the writer tells two files of one id apart
-  by it);
+  by it). A document that is front matter only (a trip's `start`, `end`, `loc`) has its other
+  properties as its text, one `key: value` line each, as a note of yours has them as its
+  properties leaf (`markdown.note.property_lines`);
 - `.txt`: verbatim;
 - text in UTF-8, UTF-16 or UTF-32 (told by a byte order mark, or by the NUL bytes of ASCII-heavy
   text without one: `vault.encoding`), else Windows-1252 (said); a binary file is skipped (said);
@@ -50,6 +52,7 @@ from vaultmind.ingest.names import slugify
 from vaultmind.ingest.walk import walk_files
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.note import property_lines
 from vaultmind.model import Progress
 from vaultmind.plural import counted
 from vaultmind.vault.encoding import decode_text
@@ -58,6 +61,7 @@ MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 SUFFIXES = {".md": "md", ".markdown": "md", ".txt": "txt", ".html": "html", ".htm": "html"}
 # the suffixes as a message says them: ".md, .markdown, .txt, .html or .htm"
 DOCUMENT_KINDS = " or ".join(", ".join(SUFFIXES).rsplit(", ", 1))
+_METADATA = ("title", "source_id", "source_ref")  # front matter a document's note has in its own
 
 
 
@@ -143,6 +147,8 @@ def _one(
         source_id = _str(fm.data.get("source_id"))
         source_ref = _str(fm.data.get("source_ref"))
         body = fm.body
+        if not body.strip():  # all properties: they are what it records
+            body = "\n".join(property_lines(fm.data, leave_out=_METADATA))
         title = title or _first_h1(body)
     elif kind == "html":
         page_title, h1, body = html_document(text, fences=True)
@@ -231,8 +237,8 @@ def _vault_note(file: Path, vault: Path | None) -> bool:
 def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: list[str]) -> list[DocumentInput]:
     """Files that would share a derived `doc:` id and differ in extension keep it in the id
     (others, as `notes/a.md` of two folders called `notes`, are told apart by the writer). A file
-    with no text (empty, blank, front matter only) is left out, with a warning: its note would
-    hold nothing but a title."""
+    with no text (empty, blank, front matter without a property but the metadata) is left out,
+    with a warning: its note would hold nothing but a title."""
     empty = {file for doc, file, _ in found if not doc.body.strip()}
     warnings.extend(f"{file}: no text; skipped" for file in sorted(empty))
     found = [item for item in found if item[1] not in empty]

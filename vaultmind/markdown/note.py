@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from datetime import UTC, date, datetime, time
 from functools import partial
 from typing import Any
@@ -142,17 +142,23 @@ MAX_PROPERTY_CHARS = 300  # a longer value (a pasted text) is left out of a prop
 
 
 def properties_text(title: str, data: Mapping[str, Any]) -> str:
-    """The title, then one `key: value` line per front matter property (but `title`) whose value
-    is a scalar or a list of scalars (joined by ", "), in the front matter's order."""
-    lines = [title]
+    """The title, then its `property_lines` (but `title`'s): a properties leaf's text."""
+    return "\n".join([title, *property_lines(data)])
+
+
+def property_lines(data: Mapping[str, Any], leave_out: Collection[str] = ("title",)) -> list[str]:
+    """One `key: value` line per front matter property (but those of `leave_out`) whose value
+    is a scalar or a list of scalars (joined by ", "; a value over `MAX_PROPERTY_CHARS` is left
+    out), in the front matter's order."""
+    lines = []
     for key, value in data.items():
-        if key == "title":
+        if key in leave_out:
             continue
         items = value if isinstance(value, list) else [value]
         text = ", ".join(part for part in map(_str, items) if part)
         if text and len(text) <= MAX_PROPERTY_CHARS:
             lines.append(f"{key}: {text}")
-    return "\n".join(lines)
+    return lines
 
 
 def aliases_of(data: Mapping[str, Any]) -> tuple[str, ...]:
