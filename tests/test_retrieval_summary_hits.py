@@ -4,6 +4,7 @@ is the tree it is folded into."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -157,3 +158,37 @@ def test_a_leaf_hit_names_the_tree_its_note_is_folded_into(vault: Path) -> None:
         trees = {h["note_path"]: h["tree"] for h in hits}
         assert trees == {"Projects/Alpha/plan.md": "notes:Projects", "inbox.md": "notes:/"}
         assert all(tree == tree_for_note("user", path, None) for path, tree in trees.items())
+
+
+def test_a_summary_spanning_far_more_than_the_window_ranks_below_one_inside_it(vault: Path) -> None:
+    """"What happened between Tim and John in December 2023?" of a sealed tree: a summary of
+    May to December overlapped the window and counted as wholly inside it, level with one of
+    December alone. Its time factor is now the share of its span inside the window (from
+    `OUTSIDE_WINDOW` up); a message, one point in time, stays wholly inside."""
+    from vaultmind.retrieval.windows import OUTSIDE_WINDOW
+    from vaultmind.tree.engine import seal_ready
+
+    for day in ["2023-05-10", "2023-08-14", "2023-12-05", "2023-12-19"]:
+        write_chat(vault, day, [(name, f"{name} talks about the basketball tournament, part {i}.") for i, name in enumerate(["Tim", "John"] * 4)])
+    config = load_config(vault, embed_provider="none", extra={"trees.l0_tokens": 64, "trees.fanout": 2, "trees.summarizer": "fallback"})
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert seal_ready(memory).sealed
+        memory.sync()
+        ranges = {sid: (start, end) for sid, start, end in memory.index.query("SELECT id, time_start, time_end FROM summaries")}
+        hits = memory.walk("What happened between Tim and John about the basketball tournament in December 2023?", limit=60)["hits"]
+        summaries = [h for h in hits if h["node_id"] in ranges]
+        inside = [h for h in summaries if ranges[h["node_id"]][0].month == 12]
+        wide = [h for h in summaries if ranges[h["node_id"]][0].month < 12 and ranges[h["node_id"]][1].month == 12]
+        assert inside and wide, "the tree holds a summary of December and one reaching back to May or August"
+        assert all(h["breakdown"]["time_factor"] == 1.0 for h in inside)
+        for h in wide:
+            start, end = ranges[h["node_id"]]
+            share = (end - datetime(2023, 12, 1)) / (end - start)
+            assert h["breakdown"]["time_factor"] == pytest.approx(OUTSIDE_WINDOW + (1 - OUTSIDE_WINDOW) * share)
+        widest = min(wide, key=lambda h: ranges[h["node_id"]][0])
+        assert widest["breakdown"]["time_factor"] < min(h["breakdown"]["time_factor"] for h in wide if h is not widest)
+        assert min(h["score"] for h in inside) > max(w["score"] for w in wide), "December's summaries outscore the wider ones"
+        assert hits[0]["node_id"] not in ranges and hits[0]["time_range"]["start"].startswith("2023-12"), "a December message leads"
+        messages = [h for h in hits if h["node_id"] not in ranges and h["time_range"]["start"].startswith("2023-12")]
+        assert messages and all(h["breakdown"]["time_factor"] == 1.0 for h in messages), "messages stay points in time"

@@ -16,7 +16,8 @@ The time factor and the window's presence in `walk`'s formula:
             without one: its date finds it, never takes it down; `window_times`) — except for a question about nothing but its
             window ("what happened yesterday?": only asking words besides it), where a leaf
             without a time has no claim and is outside; a summary's leaves take their
-            summary's time range (inside when it overlaps the window). A window the memory
+            summary's time range (inside by the share of it that overlaps the window:
+            `span_share_factor`). A window the memory
             holds nothing in (nor just after it) ranks nothing: "what is due by 10 May?" asked
             in March reads last May, and used to take every dated message down below undated
             notes; the window is still reported (`query.time_window`). The window's relative
@@ -260,8 +261,9 @@ def nearness(window: TimeWindow, ts: npt.NDArray[np.datetime64], among: npt.NDAr
 
 def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, factors: npt.NDArray[np.float64]) -> None:
     """A summary's leaves have no time of their own: their summary's time range stands for it.
-    A range that overlaps the window counts as inside it, one that starts within
-    `AFTER_WINDOW_DAYS` after it as just after, any other as outside (in `factors`, in place)."""
+    A range that overlaps the window counts as inside it by the share of it that lies inside
+    (`span_share_factor`), one that starts within `AFTER_WINDOW_DAYS` after it as just after,
+    any other as outside (in `factors`, in place)."""
     undated = np.flatnonzero(cols.known & np.isnat(cols.ts))
     if not len(undated):
         return
@@ -285,11 +287,23 @@ def summary_time_factors(index: Index, window: TimeWindow, cols: LeafColumns, fa
             continue
         start, end = (naive_utc(t) for t in found)
         if start < window.end and end >= window.start:
-            factors[k] = 1.0
+            factors[k] = span_share_factor(window, start, end)
         elif window.end <= start < after:
             factors[k] = AFTER_WINDOW
         else:
             factors[k] = OUTSIDE_WINDOW
+
+
+def span_share_factor(window: TimeWindow, start: datetime, end: datetime) -> float:
+    """The time factor of a range that overlaps the window: from `OUTSIDE_WINDOW` up to 1 by the
+    share of the range inside it — a May–December summary asked of December tells mostly of
+    other months, and ranks below one of December alone; a range within the window (or a
+    single time in it) is wholly inside."""
+    span = (end - start).total_seconds()
+    if span <= 0:
+        return 1.0
+    share = (min(end, window.end) - max(start, window.start)).total_seconds() / span
+    return OUTSIDE_WINDOW + (1.0 - OUTSIDE_WINDOW) * min(1.0, max(0.0, share))
 
 
 def naive_utc(when: datetime) -> datetime:
