@@ -55,19 +55,27 @@ def test_a_summary_is_titled_after_what_its_source_notes_share(
         assert str(title).startswith(label + " · 2024-03-0"), title
 
 
+def _sealed_then_titled_and_stale(vault: Path, memory: Memory, given: str) -> tuple[dict[str, object], Path, str, str]:
+    """A day's summary sealed, then given a title by a person (`given`: the front matter lines
+    that replace vaultmind's title) and made stale (its children's digest no longer matches),
+    synced: the sealed row, its note's path, the generated title and the digest."""
+    chat_day(vault, 0, 0, 3)
+    memory.sync()
+    (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
+    path = vault / sealed["path"]
+    text = path.read_text(encoding="utf-8")
+    generated = split_frontmatter(text).data["title"]
+    digest = split_frontmatter(text).data["children_sha256"]
+    text = text.replace(f'title: "{generated}"', given, 1)
+    path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")  # no longer matches: stale
+    memory.sync()
+    return sealed, path, generated, digest
+
+
 def test_a_summary_sealed_again_over_the_same_children_keeps_your_title_and_properties(vault: Path) -> None:
     """docs/trees.md: same children, same id and path, so what you gave the note stays."""
     with Memory.open(tree_config(vault)) as memory:
-        chat_day(vault, 0, 0, 3)
-        memory.sync()
-        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
-        path = vault / sealed["path"]
-        text = path.read_text(encoding="utf-8")
-        generated = split_frontmatter(text).data["title"]
-        digest = split_frontmatter(text).data["children_sha256"]
-        text = text.replace(f'title: "{generated}"', 'title: "Venue week"\ntags:\n  - venue', 1)
-        path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")  # no longer matches: stale
-        memory.sync()
+        sealed, path, generated, digest = _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"\ntags:\n  - venue')
         (row,) = summary_rows(memory)
         assert row["stale"] and not row["user_edited"]
         report = reseal_stale(memory, max_nodes=5, summarizer=FallbackSummarizer())
@@ -92,16 +100,7 @@ def test_a_stop_between_removing_a_stale_summary_and_sealing_it_again_keeps_your
     """DESIGN: a crash at any instant loses nothing. The note is removed before its children are
     summarized again; what you gave it waits in the index, not in the stopped process's memory."""
     with Memory.open(tree_config(vault)) as memory:
-        chat_day(vault, 0, 0, 3)
-        memory.sync()
-        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
-        path = vault / sealed["path"]
-        text = path.read_text(encoding="utf-8")
-        generated = split_frontmatter(text).data["title"]
-        digest = split_frontmatter(text).data["children_sha256"]
-        text = text.replace(f'title: "{generated}"', 'title: "Venue week"\nmyprop: keep me', 1)
-        path.write_text(text.replace(digest, "0" * 64), encoding="utf-8")
-        memory.sync()
+        sealed, path, generated, _ = _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"\nmyprop: keep me')
         report = reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
         assert [u["path"] for u in report.unsealed] == [sealed["path"]] and not report.sealed
         assert not path.exists()
@@ -119,15 +118,7 @@ def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_w
     """Its group can never be sealed again (a new leaf joined it): the note is a new one, with
     vaultmind's title, and the kept keys are let go once a pass completes."""
     with Memory.open(tree_config(vault)) as memory:
-        chat_day(vault, 0, 0, 3)
-        memory.sync()
-        (sealed,) = seal_ready(memory, summarizer=FallbackSummarizer()).sealed
-        path = vault / sealed["path"]
-        text = path.read_text(encoding="utf-8")
-        generated = split_frontmatter(text).data["title"]
-        digest = split_frontmatter(text).data["children_sha256"]
-        path.write_text(text.replace(f'title: "{generated}"', 'title: "Venue week"', 1).replace(digest, "0" * 64))
-        memory.sync()
+        sealed, _, _, _ = _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"')
         reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
         assert memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'") == 1
     chat_day(vault, 0, 0, 2)  # the last message deleted: its group is gone
