@@ -26,8 +26,8 @@ a text never makes its pieces count less than the whole.
 
 The functions are C-speed, never a Python loop per character: every table lookup is a
 `bytes.translate`; a long text (and any running count) is weighed with numpy, a letter's run
-found by a running maximum; a short one is summed by `bytes` operations, with a step per run of
-letters after punctuation or a digit.
+found by a running maximum; a short one is summed by `bytes` operations, its runs of letters
+weighed by a few regex searches over its classes (no Python step per run).
 """
 
 from __future__ import annotations
@@ -91,15 +91,25 @@ _LOWER_IN_RUN = ((_PAIR_CLASS == _LOWER) & _BEFORE_LETTER).astype(np.uint8).toby
 _IN_RUN_BY_PLACE = bytes(128) + bytes(_IN_RUN.ravel().tolist()) + bytes(128 - _IN_RUN.size)  # by 128 + key
 _LETTER_RUN_RE = re.compile(r"[A-Za-z]+")
 # for `token_quarters` of a short text, by `bytes`
-_SHORT_TEXT = 256
+_SHORT_TEXT = 512
 _OPENING_BYTE = bytes([_OPENING])
+_WEIGHTS = sorted(set(_WEIGHT_OF_PAIR) - {0})  # the weights a character can have before `_IN_RUN`
 _CLASS_OF_MARK = _CLASS_OF_BYTE[: ord("?")] + bytes([_TWO]) + _CLASS_OF_BYTE[ord("?") + 1 :]  # "?" marks a non-ASCII character
 _TIMES_CLASSES = bytes(min(b * _CLASSES, 255) for b in range(256))  # (class before, class) a byte, as their sum
-_LONG_RUN_RE = re.compile(b"[%c%c]{%d}([%c%c]+)" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER, _UPPER))  # a run's 7th letter on
-_MARKED_RUN_RE = re.compile(b"[%c%c]([%c%c]+)" % (_OTHER, _DIGIT, _LOWER, _UPPER))  # a run after punctuation or a digit
+# a run's 7th letter on, in the classes with every class but a letter's as 0: each match then
+# starts at a run's opening (a search for one byte, not an attempt at every letter)
+_LETTER_OF_CLASS = bytes(c if c in (_LOWER, _UPPER) else 0 for c in range(256))
+_LONG_RUN_RE = re.compile(b"\x00[%c%c]{%d}([%c%c]+)" % (_LOWER, _UPPER, _SHORT_WORD, _LOWER, _UPPER))
+# a run after punctuation or a digit: its 2nd to 6th letters, and (after a digit) its 7th on
+# with what its lowercase letters weigh more than `_LONG_RUN_RE` counts (by `_IN_RUN`)
+_WORD_AFTER = [
+    (re.compile(b"%c[%c%c]([%c%c]{1,%d})" % (before, _LOWER, _UPPER, _LOWER, _UPPER, _SHORT_WORD - 1)), int(_IN_RUN[before, 1]))
+    for before in (_OTHER, _DIGIT)
+]
+_LONG_AFTER_DIGIT_RE = re.compile(b"%c[%c%c]{%d}([%c%c]+)" % (_DIGIT, _LOWER, _UPPER, _SHORT_WORD, _LOWER, _UPPER))
+_LONG_AFTER_DIGIT = int(_IN_RUN[_DIGIT, _SHORT_WORD]) - _LONG_WORD_LETTER
+assert int(_IN_RUN[_OTHER, _SHORT_WORD]) == _LONG_WORD_LETTER  # a long run after punctuation: as a word's
 _DIGIT_BYTE = bytes([_DIGIT])
-_IN_RUN_WORD: list[int] = _IN_RUN[:, 1].tolist()  # a lowercase letter's quarters by the class before its run: 2nd to 6th
-_IN_RUN_LONG: list[int] = _IN_RUN[:, _SHORT_WORD].tolist()  # 7th on
 # as Python lists, for `opening_discount`'s one character
 _OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
 _CLASS_OF_POINT: list[int] = _CLASS.tolist()
@@ -126,16 +136,15 @@ def token_quarters(text: str) -> int:
         classes = ascii_text.translate(_CLASS_OF_MARK)
     befores = (_OPENING_BYTE + classes[:-1]).translate(_TIMES_CLASSES)
     pairs = (int.from_bytes(befores, "little") + int.from_bytes(classes, "little")).to_bytes(len(classes), "little")
-    total = sum(pairs.translate(_WEIGHT_OF_PAIR))
+    weights = pairs.translate(_WEIGHT_OF_PAIR)
+    total = sum(weight * weights.count(weight) for weight in _WEIGHTS)  # (`bytes.count` is C-speed, `sum` of the bytes not)
     # a lowercase letter inside a run of letters: from its run's 7th letter on, 2 (a word's); a
     # run after punctuation or a digit, or opening the text, weighs more
-    total += _LONG_WORD_LETTER * b"".join(_LONG_RUN_RE.findall(classes)).count(_LOWER)
     marked = _DIGIT_BYTE + classes  # the opening weighs as a digit before a run
-    for run in _MARKED_RUN_RE.finditer(marked):
-        start, end = run.span(1)
-        before = marked[start - 1]
-        total += _IN_RUN_WORD[before] * marked.count(_LOWER, start + 1, min(end, start + _SHORT_WORD))
-        total += (_IN_RUN_LONG[before] - _LONG_WORD_LETTER) * marked.count(_LOWER, start + _SHORT_WORD, end)
+    total += _LONG_WORD_LETTER * b"".join(_LONG_RUN_RE.findall(marked.translate(_LETTER_OF_CLASS))).count(_LOWER)
+    for word_re, quarters in _WORD_AFTER:
+        total += quarters * b"".join(word_re.findall(marked)).count(_LOWER)
+    total += _LONG_AFTER_DIGIT * b"".join(_LONG_AFTER_DIGIT_RE.findall(marked)).count(_LOWER)
     if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
         four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
         non_ascii = len(text) - len(text.encode("ascii", "ignore"))
