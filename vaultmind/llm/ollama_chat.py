@@ -1,13 +1,14 @@
 """Chat with a local Ollama model through the real `ollama` client: text or strict JSON answers.
 
 Used by the gray-band importance judge and by the `ollama` summarizer of the trees. Every
-request is bounded by its timeout (`[ollama] timeout_s`; the summarizer's: `[trees] summarizer_timeout_s`), runs with temperature 0 (same input, same answer as far as the model
+request is bounded by its timeout (`[ollama] timeout_s`; the summarizer's: `[trees]
+summarizer_timeout_s`), runs with temperature 0 (same input, same answer as far as the model
 allows) and never streams. Failures are classified once, here, so callers can decide what to
 do without looking at HTTP details:
 
 - `LlmUnreachable` — nothing answers at the host (connection refused or timed out, DNS): the work waits
   and is retried later; no attempt is burned.
-- `LlmTransient` — the server answered badly or too slowly (a read timeout — `LlmTimeout` —, HTTP
+- `LlmTransient` — the server answered badly or too slowly (a read timeout, `LlmTimeout`; HTTP
   5xx/429, a broken connection, a body that is not JSON): retried with backoff, attempts counted.
 - `LlmUnrecoverable` — retrying cannot help until the user acts (model not pulled, HTTP 4xx,
   not a chat model): the work is parked with a hint.
