@@ -37,6 +37,8 @@ HEARTBEAT_S = 5.0
 FRESH_S = 30.0  # a record older than this is left by a daemon that ended without removing it
 _SAY_EVERY_S = 1.0  # what the daemon does is written this often at most (a phase's change at once)
 OPENING = "opening the index"
+# How a phase of the start reads in the record ("read 1,200/50,000" → what the user sees).
+_PHASES = {"read": "reading the vault's notes"}
 
 
 def start_file(config: Config) -> Path:
@@ -109,10 +111,6 @@ class StartRecord:
                 os.replace(tmp, self.path)
             except OSError as exc:  # (a full disk): the record only informs; the start goes on without it
                 log.debug("could not write %s: %s", self.path, exc)
-
-
-# How a phase of the start reads in the record ("read 1,200/50,000" → what the user sees).
-_PHASES = {"read": "reading the vault's notes"}
 
 
 def read_start(config: Config) -> dict[str, Any] | None:

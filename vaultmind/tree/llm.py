@@ -191,7 +191,6 @@ class Unavailable:
     name = "ollama"
 
     def __init__(self, why: LlmError) -> None:
-        self.why = why
         self._fallback = FallbackSummarizer()
         hint = f"; {why.hint}" if why.hint else ""
         self._note = f"ollama cannot be asked: {why.message}{hint}"
