@@ -148,14 +148,12 @@ def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) 
     from vaultmind.starting import read_start, starting_line
 
     who = f"pid {pid}" if pid is not None else "its pid not written yet"
-    start = read_start(config) if client is None else None
-    where = (
-        f"api {client.base}"
-        if client is not None
-        else f"{starting_line(start)}; its api is not up yet"
-        if start is not None
-        else "still starting: its api is not up yet"
-    )
+    if client is not None:
+        where = f"api {client.base}"
+    else:
+        start = read_start(config)
+        state = f"{starting_line(start)};" if start is not None else "still starting:"
+        where = f"{state} its api is not up yet"
     stop = f"`kill {pid}`" if pid is not None else "stop that process"
     return UsageError(
         f"a vaultmind daemon already runs for {config.vault} ({who}, {where})",

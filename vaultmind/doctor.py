@@ -16,7 +16,7 @@ import shlex
 import shutil
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -142,7 +142,7 @@ def ollama(config: Config) -> Check:
     return Check("ollama", "ok", f"{config.ollama_host} has {used}")
 
 
-def _without(uses: dict[str, list[str]], models: list[str] | dict[str, list[str]], until: str = " until it answers") -> str:
+def _without(uses: dict[str, list[str]], models: Iterable[str], until: str = " until it answers") -> str:
     """What goes without `models` (of `uses`): only what they are used for."""
     used = {u for m in models for u in uses[m]}
     if "embeddings" in used:

@@ -2,10 +2,10 @@
 
 A daemon publishes its address (`daemon.json`) once its index is open and its API listens.
 Opening the index can take minutes — an upgrade's migrations, a re-derivation of rows at 50,000
-notes — and meanwhile nothing but the claim (`claim.py`, a lock only a process can ask) said a
-daemon was there: the plugin, `status` and `doctor` said "not running". From the claim until
-the address is published, the daemon keeps `.vaultmind/daemon-start.json`: its pid, what it
-is doing ("upgrading the index (migration 0035) 3/9") and since when, rewritten at every
+notes — and meanwhile nothing but the claim (`claim.py`, a lock only a process can ask) would
+say a daemon is there: the plugin, `status` and `doctor` would say "not running". From the
+claim until the address is published, the daemon keeps `.vaultmind/daemon-start.json`: its pid,
+what it is doing ("upgrading the index (migration 0035) 3/9") and since when, rewritten at every
 change of what it does (once a second at most) and every `HEARTBEAT_S` besides, so a reader
 without the claim's lock (the plugin) tells a starting daemon from the record of one killed
 outright: a record not rewritten for `FRESH_S` is the latter's. Once the address is published
@@ -37,6 +37,8 @@ HEARTBEAT_S = 5.0
 FRESH_S = 30.0  # a record older than this is left by a daemon that ended without removing it
 _SAY_EVERY_S = 1.0  # what the daemon does is written this often at most (a phase's change at once)
 OPENING = "opening the index"
+# How a phase of the start reads in the record ("read 1,200/50,000" → what the user sees).
+_PHASES = {"read": "reading the vault's notes"}
 
 
 def start_file(config: Config) -> Path:
@@ -109,10 +111,6 @@ class StartRecord:
                 os.replace(tmp, self.path)
             except OSError as exc:  # (a full disk): the record only informs; the start goes on without it
                 log.debug("could not write %s: %s", self.path, exc)
-
-
-# How a phase of the start reads in the record ("read 1,200/50,000" → what the user sees).
-_PHASES = {"read": "reading the vault's notes"}
 
 
 def read_start(config: Config) -> dict[str, Any] | None:

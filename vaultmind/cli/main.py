@@ -330,7 +330,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     # a person is told at once that the daemon is starting; a script (`--json`) waits for its
-    # counts as before, and gets the starting status only when the index stays held without them
+    # counts, and gets the starting status only when the index stays held without them
     status = None if args.json else _starting_status(config)
     if status is None:
         try:

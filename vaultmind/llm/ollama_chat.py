@@ -1,18 +1,19 @@
 """Chat with a local Ollama model through the real `ollama` client: text or strict JSON answers.
 
 Used by the gray-band importance judge and by the `ollama` summarizer of the trees. Every
-request is bounded by its timeout (`[ollama] timeout_s`; the summarizer's: `[trees] summarizer_timeout_s`), runs with temperature 0 (same input, same answer as far as the model
+request is bounded by its timeout (`[ollama] timeout_s`; the summarizer's: `[trees]
+summarizer_timeout_s`), runs with temperature 0 (same input, same answer as far as the model
 allows) and never streams. Failures are classified once, here, so callers can decide what to
 do without looking at HTTP details:
 
 - `LlmUnreachable` — nothing answers at the host (connection refused or timed out, DNS): the work waits
   and is retried later; no attempt is burned.
-- `LlmTransient` — the server answered badly or too slowly (a read timeout — `LlmTimeout` —, HTTP
+- `LlmTransient` — the server answered badly or too slowly (a read timeout, `LlmTimeout`; HTTP
   5xx/429, a broken connection, a body that is not JSON): retried with backoff, attempts counted.
 - `LlmUnrecoverable` — retrying cannot help until the user acts (model not pulled, HTTP 4xx,
   not a chat model): the work is parked with a hint.
 
-The hints name the settings of the caller (`Settings`): the judge's `[ollama]` ones and
+The hints name the settings of the caller (`ErrorHints`): the judge's `[ollama]` ones and
 `vaultmind retry` by default, the summarizer's `[trees]` ones and what re-does its summaries.
 
 `chat_json` asks for JSON (`format="json"` or a JSON schema) and parses the answer defensively:
@@ -89,7 +90,7 @@ class LlmBadAnswer(LlmError):
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ErrorHints:
     """What the hints of a client's errors name: its model and timeout settings, and what to
     run once they are fixed (None: `vaultmind retry`, which runs the parked jobs again)."""
 
@@ -113,15 +114,15 @@ class OllamaChat:
         timeout_s: float = 30.0,
         vault: Path | None = None,
         slots: threading.Semaphore | None = None,
-        settings: Settings = Settings(),
+        hints: ErrorHints = ErrorHints(),
     ) -> None:
         if not model:
             raise LlmUnrecoverable(
-                "no Ollama chat model configured", hint=f"set {settings.model} in .vaultmind/config.toml"
+                "no Ollama chat model configured", hint=f"set {hints.model} in .vaultmind/config.toml"
             )
         if timeout_s <= 0:
-            raise LlmUnrecoverable(f"{settings.timeout} must be positive, got {timeout_s}")
-        self._settings = settings
+            raise LlmUnrecoverable(f"{hints.timeout} must be positive, got {timeout_s}")
+        self._hints = hints
         self._model = model
         self._host = host
         self._timeout_s = timeout_s
@@ -200,7 +201,7 @@ class OllamaChat:
         except httpx.TimeoutException as exc:
             raise LlmTimeout(
                 f"{where} did not answer within {self._timeout_s:g} s (model {self._model!r})",
-                hint=f"the model may still be loading; raise {self._settings.timeout} if this persists",
+                hint=f"the model may still be loading; raise {self._hints.timeout} if this persists",
             ) from exc
         except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
             raise LlmTransient(f"request to {where} failed: {_short(exc)}", hint=_CONFIG_HINT) from exc
@@ -277,16 +278,16 @@ class OllamaChat:
     def _response_error(self, exc: ollama.ResponseError, where: str) -> LlmError:
         message = _clip(str(exc.error))
         status = exc.status_code
-        then = self._settings.then or f"`{command_line('retry', vault=self._vault)}`"
+        then = self._hints.then or f"`{command_line('retry', vault=self._vault)}`"
         if status == 404 or "not found" in message.lower():
             return LlmUnrecoverable(
                 f"{where} has no model {self._model!r}: {message}",
-                hint=f"run `ollama pull {self._model}` (or set {self._settings.model}), then {then}",
+                hint=f"run `ollama pull {self._model}` (or set {self._hints.model}), then {then}",
             )
         if status == 400 and "does not support" in message.lower():
             return LlmUnrecoverable(
                 f"{self._model!r} is not a chat model: {message}",
-                hint=f"set {self._settings.model} to a chat model such as llama3.2, then {then}",
+                hint=f"set {self._hints.model} to a chat model such as llama3.2, then {then}",
             )
         if status >= 500 or status in (408, 429) or status < 0:
             return LlmTransient(

@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from vaultmind.llm.ollama_chat import (
+    ErrorHints,
     LlmCancelled,
     LlmError,
     LlmTimeout,
     LlmUnreachable,
     LlmUnrecoverable,
     OllamaChat,
-    Settings,
     prompt_hash,
 )
 from vaultmind.markdown.render import note_text
@@ -97,7 +97,7 @@ class OllamaSummarizer:
                 timeout_s=settings.summarizer_timeout_s,
                 vault=config.vault,
                 slots=slots,  # the queue's LLM jobs count against the same `[queue] llm_concurrency`
-                settings=_settings(config),
+                hints=_hints(config),
             )
         )
 
@@ -173,10 +173,10 @@ class OllamaSummarizer:
         return SummaryText(result.text, result.summarizer, llm_calls=calls, note=why)
 
 
-def _settings(config: Config) -> Settings:
+def _hints(config: Config) -> ErrorHints:
     """What the hints of the summarizer's errors name: its `[trees]` settings, and how its
     summaries are written again once they are fixed (`docs/trees.md`)."""
-    return Settings(
+    return ErrorHints(
         model="[trees] summarizer_model",
         timeout="[trees] summarizer_timeout_s",
         then=f"`{command_line('flush', vault=config.vault)}` (a summary the fallback wrote is written by the model "
@@ -191,7 +191,6 @@ class Unavailable:
     name = "ollama"
 
     def __init__(self, why: LlmError) -> None:
-        self.why = why
         self._fallback = FallbackSummarizer()
         hint = f"; {why.hint}" if why.hint else ""
         self._note = f"ollama cannot be asked: {why.message}{hint}"

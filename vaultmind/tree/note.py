@@ -192,7 +192,8 @@ def _label(text: str) -> str:
 
 def leaf_link(note_path: str, anchor: str, part: int | None = None, label: str = "") -> str:
     """`[[note#^block]]`, `[[note#Heading]]`, `[[note]]`; with `|label · part k` when the anchor
-    is shared by several leaves of the note."""
+    is shared by several leaves of the note. A Markdown link (`_markdown_link`) when the path or
+    the heading holds what ends a wikilink's target."""
     if _ENDS_A_TARGET.search(note_path) or _ENDS_AN_ANCHOR.search(anchor):
         return _markdown_link(note_path, anchor, part, label)
     target = _target(note_path)
@@ -212,8 +213,7 @@ def _markdown_link(note_path: str, anchor: str, part: int | None, label: str) ->
     if part is not None:
         text = f"{_label(label)} · part {part}"
     else:
-        name = note_path.rsplit("/", 1)[-1]
-        name = name[: -len(NOTE_SUFFIX)] if name.endswith(NOTE_SUFFIX) else name
+        name = note_path.rsplit("/", 1)[-1].removesuffix(NOTE_SUFFIX)
         shown = fragment.lstrip("^").replace("#", " › ") if fragment else ""
         text = _label(f"{name} › {shown}" if shown else name)
     return f"[{text}]({destination})"
@@ -239,7 +239,8 @@ class ParsedLink:
 
 
 def parse_link(text: str) -> ParsedLink | None:
-    """A child link as written in front matter; None when it is not a wikilink."""
+    """A child link as written in front matter; None when it is neither a wikilink nor a
+    Markdown link."""
     match = _LINK_RE.match(text)
     if match is None:
         return _parse_markdown_link(text)

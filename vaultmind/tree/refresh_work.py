@@ -3,10 +3,11 @@
 - **The gate.** A refresh reads every owned summary's row; its outcome depends only on the
   summary notes (path, file hash, stale, edited), the label of each source (from its notes'
   titles: `hydrate.source_labels`), the entities that have a note (id, display name, note path,
-  aliases) and the summarized leaves they occur in, and the work left below. `inputs` fingerprints these in
-  five queries (aggregates, and one row per source for the labels), and `refresh_summaries` skips a pass whose
-  fingerprint is the one seen before the last complete pass that wrote nothing (per index, in
-  memory: the first pass of a process always runs, and a pass that wrote is checked by one more).
+  aliases) and the summarized leaves they occur in, and the work left below. `inputs`
+  fingerprints these in five queries (aggregates, and one row per source for the labels), and
+  `refresh_summaries` skips a pass whose fingerprint is the one seen before the last complete
+  pass that wrote nothing (per index, in memory: the first pass of a process always runs, and a
+  pass that wrote is checked by one more).
 - **The work left.** Rewriting a child's front matter changes its file hash, so its parent must
   get its `children_sha256` recomputed over the new hashes, one level up. A stop between the
   two would leave the parent stale, re-summarized by the next re-seal although nothing it

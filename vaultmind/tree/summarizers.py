@@ -1,8 +1,8 @@
 """Summarizers resolved by name from `[trees] summarizer`: `fallback` (deterministic,
-extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails, and for every seal when it has no
-model to ask), `auto`
-(`ollama` when a model is configured and the server answers and has it, else `fallback`).
-Tests and plug-ins register their own through `register_summarizer`, the same way the built-ins are registered.
+extractive, no LLM), `ollama` (chat API; falls back per seal when Ollama fails, and for every
+seal when it has no model to ask), `auto` (`ollama` when a model is configured and the server
+answers and has it, else `fallback`). Tests and plug-ins register their own through
+`register_summarizer`, the same way the built-ins are registered.
 """
 
 from __future__ import annotations
