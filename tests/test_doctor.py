@@ -82,6 +82,22 @@ def test_the_ollama_check_names_only_what_goes_without_the_model(capsys: pytest.
     assert "[trees] summarizer_model" in checks["ollama"]["hint"] and "ollama pull" not in checks["ollama"]["hint"]
 
 
+def test_an_unset_model_does_not_hide_an_ollama_that_does_not_answer(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    """Embeddings through an Ollama that does not answer fail, whatever else lacks a model; a
+    model left unset for admission is a warning naming admission's own setting."""
+    host = f"http://127.0.0.1:{free_port()}"
+    _settings(vault, f'{QUIET}[embeddings]\nprovider = "ollama"\nmodel = "mxbai-embed-large"\n[ollama]\nhost = "{host}"\nchat_model = ""\n')
+    code, checks = _doctor(capsys, vault)
+    assert code == 1 and checks["ollama"]["state"] == "fail"
+    assert checks["ollama"]["detail"].startswith(f"nothing answers at {host}")
+    with FakeOllama(chat_models=()) as fake:
+        _settings(vault, f'{QUIET}[trees]\nsummarizer = "fallback"\n[ollama]\nhost = "{fake.host}"\nchat_model = ""\n')
+        code, checks = _doctor(capsys, vault)
+    assert code == 0 and checks["ollama"]["state"] == "warn"
+    assert checks["ollama"]["detail"].startswith("no model is set for admission")
+    assert checks["ollama"]["hint"] == "set [ollama] chat_model in .vaultmind/config.toml"
+
+
 @pytest.mark.parametrize("summarizer", ["", " ollama ", "auto"])
 def test_summaries_ask_ollama_under_every_spelling_the_trees_read_as_auto_or_ollama(
     capsys: pytest.CaptureFixture[str], vault: Path, summarizer: str

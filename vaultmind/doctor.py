@@ -119,19 +119,23 @@ def ollama(config: Config) -> Check:
     needed = any("embeddings" in used for used in uses.values())  # the others wait or fall back without it
     lacking: State = "fail" if needed else "warn"
     without = _without(uses, uses)
-    unset = [m for m in uses if not m.strip()]
-    if unset:  # no model named: nothing to pull (`[trees] summarizer = "ollama"` with none set)
+    unset = [m for m in uses if not m.strip()]  # no model named (`[trees] summarizer = "ollama"` with none set)
+    named = [m for m in uses if m.strip()]
+    if named:
+        try:
+            names = pulled_models(config.ollama_host, 5.0)
+        except Exception as exc:  # refused, a timeout, a server that is not Ollama: all "no answer"
+            return Check(
+                "ollama", lacking, f"nothing answers at {config.ollama_host} ({type(exc).__name__}): {without}",
+                "start Ollama (`ollama serve`), or set [ollama] host in .vaultmind/config.toml"
+                + ("" if needed else '; not using it: [admission] llm = false and [trees] summarizer = "fallback"'),
+            )  # fmt: skip
+    if unset:  # nothing to pull: a setting to fill in (what it is used for waits or falls back)
+        settings = {"summaries": "[trees] summarizer_model", "admission": "[ollama] chat_model"}
+        hint = " and ".join(settings[u] for u in uses[unset[0]] if u in settings) or "[ollama] chat_model"
         return Check(
-            "ollama", lacking, f"no model is set for {' and '.join(uses[unset[0]])}: {_without(uses, unset, until='')}",
-            "set [trees] summarizer_model (summaries) or [ollama] chat_model in .vaultmind/config.toml",
-        )  # fmt: skip
-    try:
-        names = pulled_models(config.ollama_host, 5.0)
-    except Exception as exc:  # refused, a timeout, a server that is not Ollama: all "no answer"
-        return Check(
-            "ollama", lacking, f"nothing answers at {config.ollama_host} ({type(exc).__name__}): {without}",
-            "start Ollama (`ollama serve`), or set [ollama] host in .vaultmind/config.toml"
-            + ("" if needed else '; not using it: [admission] llm = false and [trees] summarizer = "fallback"'),
+            "ollama", "warn", f"no model is set for {' and '.join(uses[unset[0]])}: {_without(uses, unset, until='')}",
+            f"set {hint} in .vaultmind/config.toml",
         )  # fmt: skip
     missing = [m for m in uses if not has_model(names, m)]
     if missing:
