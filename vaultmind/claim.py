@@ -24,16 +24,18 @@ lock as before.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
-from typing import IO
+from typing import IO, Any
 
-from vaultmind.client import DaemonClient, find_daemon
+from vaultmind.client import DaemonClient, alive, find_daemon
 from vaultmind.config import Config
 from vaultmind.errors import UsageError
 from vaultmind.shell import command_line
+from vaultmind.starting import FRESH_S, OPENING, start_file, starting_line
 
 CLAIM_FILE = "daemon.lock"
 CLAIM_WAIT_S = 3.0  # a second daemon waits this long at most for the first's address
@@ -145,8 +147,6 @@ def _held_by_another(config: Config, fh: IO[str]) -> UsageError:
 
 
 def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) -> UsageError:
-    from vaultmind.starting import read_start, starting_line
-
     who = f"pid {pid}" if pid is not None else "its pid not written yet"
     if client is not None:
         where = f"api {client.base}"
@@ -162,3 +162,21 @@ def _already_runs(config: Config, pid: int | None, client: DaemonClient | None) 
             f"`{command_line('stop', '--vault', config.vault)}`, Ctrl-C where it runs, or {stop}"
         ),
     )
+
+
+def read_start(config: Config) -> dict[str, Any] | None:
+    """The record of a daemon starting for the vault (`pid`, `doing`, `since`, `updated`: seconds
+    since the epoch), or None when none is starting: no record, or one whose daemon ended — its
+    process gone, its claim not held by it (POSIX), or the record not rewritten for `FRESH_S`."""
+    try:
+        record = json.loads(start_file(config).read_text(encoding="utf-8"))
+        pid, updated = int(record["pid"]), float(record["updated"])
+        doing = str(record.get("doing") or OPENING)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not alive(pid) or time.time() - updated > FRESH_S:
+        return None
+    if sys.platform != "win32":
+        if pid != os.getpid() and claim_holder(config) != pid:
+            return None  # a record a killed daemon left, its pid given anew since
+    return {"pid": pid, "doing": doing, "since": float(record.get("since") or updated), "updated": updated}

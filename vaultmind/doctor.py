@@ -198,9 +198,9 @@ def held_by_daemon(config: Config) -> Held | None:
     starting, its start record says what it does; or busy, its address published and its process
     holding the vault's claim, but no health answer within `HEALTH_TIMEOUT_S` — neither is a
     `daemon.json` left from one that ended."""
-    from vaultmind.claim import claim_holder
+    from vaultmind.claim import claim_holder, read_start
     from vaultmind.client import HEALTH_TIMEOUT_S, published
-    from vaultmind.starting import read_start, starting_line
+    from vaultmind.starting import starting_line
 
     status = command_line("status", vault=config.vault)
     start = read_start(config)

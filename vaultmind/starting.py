@@ -9,7 +9,8 @@ what it is doing ("upgrading the index (migration 0035) 3/9") and since when, re
 change of what it does (once a second at most) and every `HEARTBEAT_S` besides, so a reader
 without the claim's lock (the plugin) tells a starting daemon from the record of one killed
 outright: a record not rewritten for `FRESH_S` is the latter's. Once the address is published
-the record goes, and the daemon's health answer says what it does until it is ready.
+the record goes, and the daemon's health answer says what it does until it is ready. It is
+read with the claim it stands beside (`claim.read_start`).
 """
 
 from __future__ import annotations
@@ -18,13 +19,10 @@ import contextlib
 import json
 import logging
 import os
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-from vaultmind.client import alive
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -111,26 +109,6 @@ class StartRecord:
                 os.replace(tmp, self.path)
             except OSError as exc:  # (a full disk): the record only informs; the start goes on without it
                 log.debug("could not write %s: %s", self.path, exc)
-
-
-def read_start(config: Config) -> dict[str, Any] | None:
-    """The record of a daemon starting for the vault (`pid`, `doing`, `since`, `updated`: seconds
-    since the epoch), or None when none is starting: no record, or one whose daemon ended — its
-    process gone, its claim not held by it (POSIX), or the record not rewritten for `FRESH_S`."""
-    try:
-        record = json.loads(start_file(config).read_text(encoding="utf-8"))
-        pid, updated = int(record["pid"]), float(record["updated"])
-        doing = str(record.get("doing") or OPENING)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not alive(pid) or time.time() - updated > FRESH_S:
-        return None
-    if sys.platform != "win32":
-        from vaultmind.claim import claim_holder
-
-        if pid != os.getpid() and claim_holder(config) != pid:
-            return None  # a record a killed daemon left, its pid given anew since
-    return {"pid": pid, "doing": doing, "since": float(record.get("since") or updated), "updated": updated}
 
 
 def starting_line(start: dict[str, Any]) -> str:

@@ -137,8 +137,8 @@ def through_daemon_or_local(
 def _starting_daemon(config: Any) -> DaemonClient | None:
     """The client of a daemon that holds the vault's claim but has no address yet, once it
     publishes one; None when no daemon holds the claim, or it ends or stays silent meanwhile."""
-    from vaultmind.claim import await_address, claim_holder
-    from vaultmind.starting import read_start, starting_line
+    from vaultmind.claim import await_address, claim_holder, read_start
+    from vaultmind.starting import starting_line
 
     pid = claim_holder(config)
     if pid is None:

@@ -352,8 +352,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def _starting_status(config: Config) -> dict[str, Any] | None:
     """The status of a daemon that has not published its address yet (its index upgraded, say,
     which may take minutes), said at once from its start record; None when none is starting."""
+    from vaultmind.claim import read_start
     from vaultmind.client import find_daemon
-    from vaultmind.starting import read_start, starting_line
+    from vaultmind.starting import starting_line
 
     start = read_start(config)
     if start is None or find_daemon(config) is not None:
