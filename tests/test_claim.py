@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,15 +22,21 @@ from .test_watch import CLAIM_AND_WAIT
 
 
 @contextmanager
-def claimed(vault: Path) -> Iterator[subprocess.Popen[str]]:
-    """Another process holding the vault's daemon claim, as a daemon does while it opens the
-    index (before its api is up); killed at the end."""
-    holder = subprocess.Popen([sys.executable, "-c", CLAIM_AND_WAIT, str(vault)], stdout=subprocess.PIPE, text=True)
+def holding(script: str, vault: Path, says: str) -> Iterator[subprocess.Popen[str]]:
+    """Another process running `script` on the vault, from the moment it prints `says` (what it
+    holds is in place); killed at the end."""
+    holder = subprocess.Popen([sys.executable, "-c", script, str(vault)], stdout=subprocess.PIPE, text=True)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "claimed"
+        assert holder.stdout is not None and holder.stdout.readline().strip() == says
         yield holder
     finally:
         end_process(holder)
+
+
+def claimed(vault: Path) -> AbstractContextManager[subprocess.Popen[str]]:
+    """Another process holding the vault's daemon claim, as a daemon does while it opens the
+    index (before its api is up); killed at the end."""
+    return holding(CLAIM_AND_WAIT, vault, "claimed")
 
 
 def test_queue_run_refuses_while_a_daemon_starts(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,9 +8,7 @@ import json
 import signal
 import socket
 import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -19,8 +17,8 @@ from vaultmind.cli import context
 from vaultmind.config import load_config
 from vaultmind.starting import start_file
 
-from .conftest import end_process, run_main, write
-from .test_claim import claimed
+from .conftest import run_main, write
+from .test_claim import claimed, holding
 from .test_doctor import QUIET, _doctor
 
 # What `vaultmind serve` does until its address is out: the claim, then the start record,
@@ -40,14 +38,9 @@ with daemon_claim(config), StartRecord(config) as start, Index.open(config.index
 """
 
 
-@contextmanager
-def upgrading(vault: Path) -> Iterator[subprocess.Popen[str]]:
-    holder = subprocess.Popen([sys.executable, "-c", UPGRADING, str(vault)], stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "upgrading"
-        yield holder
-    finally:
-        end_process(holder)
+def upgrading(vault: Path) -> AbstractContextManager[subprocess.Popen[str]]:
+    """Another process that claimed the vault and keeps its start record as an upgrade does."""
+    return holding(UPGRADING, vault, "upgrading")
 
 
 def test_a_daemon_upgrading_its_index_is_starting_for_status_doctor_and_a_second_serve(

@@ -354,48 +354,44 @@ def test_an_index_holding_a_message_without_a_ref_is_rebuilt_to_cite_it(vault: P
     assert snapshot_files(vault) == before and "ref=" not in note.read_text(encoding="utf-8")
 
 
-def test_an_index_holding_leaves_is_rebuilt_for_their_token_counts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Migration 0033: digits and hashes count about a token a character (they counted half),
-    so a deploy log is cut into more leaves. An index from before (its leaves counted as the
-    code before did) is rebuilt once; its rows are then those a fresh index has, and the notes
-    are not touched."""
-    log = "".join(f"- 2024-03-{1 + i % 28:02d} 10:{i % 60:02d} deployed {i:040x}\n" for i in range(120))
-    write(vault, "Deploys.md", "# Deploys\n\n" + log)
+def _rebuilt_once_for_token_counts(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, migration: str, name: str, text: str, counted_before: str
+) -> None:
+    """An index from before `migration` (its leaves' counts set back by `counted_before`) is
+    rebuilt once: every leaf counted as now, the note `name` (holding `text`) cut as a fresh
+    parse cuts it, its rows those a fresh index has, and the notes not touched."""
+    write(vault, name, text)
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     before = snapshot_files(vault)
-    config = _indexed_before(vault, monkeypatch, "0033", then=["UPDATE leaves SET token_count = token_count // 2"])
+    config = _indexed_before(vault, monkeypatch, migration, then=[counted_before])
     with Memory.open(config) as memory:
         assert memory.index.get_meta("needs_rebuild") == "1"
         memory.sync()
         counts = memory.index.query("SELECT text, token_count FROM leaves")
         assert all(count == count_tokens(text) for text, count in counts)
-        assert len([c for _, c in counts]) == len(parse_note("Deploys.md", (vault / "Deploys.md").read_text()).leaves) + 1
+        assert len(counts) == len(parse_note(name, (vault / name).read_text()).leaves) + 1
         rows = dump_index(memory)
         memory.reindex()
         assert dump_index(memory) == rows
     assert snapshot_files(vault) == before
+
+
+def test_an_index_holding_leaves_is_rebuilt_for_their_token_counts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0033: digits and hashes count about a token a character (they counted half),
+    so a deploy log is cut into more leaves."""
+    log = "".join(f"- 2024-03-{1 + i % 28:02d} 10:{i % 60:02d} deployed {i:040x}\n" for i in range(120))
+    _rebuilt_once_for_token_counts(
+        vault, monkeypatch, "0033", "Deploys.md", "# Deploys\n\n" + log, "UPDATE leaves SET token_count = token_count // 2"
+    )
 
 
 def test_an_index_holding_leaves_is_rebuilt_for_word_token_counts(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0034: an ordinary word counts about a token with the space before it (it
-    counted about two), so a note of prose is cut into about half as many leaves. An index
-    from before (its leaves counted as the code before did) is rebuilt once; its rows are then
-    those a fresh index has, and the notes are not touched."""
+    counted about two), so a note of prose is cut into about half as many leaves."""
     prose = " ".join(f"Entry {i}: the committee reviewed the harbour budget and agreed to meet again soon." for i in range(150))
-    write(vault, "Minutes.md", "# Minutes\n\n" + prose + "\n")
-    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
-    before = snapshot_files(vault)
-    config = _indexed_before(vault, monkeypatch, "0034", then=["UPDATE leaves SET token_count = token_count * 2"])
-    with Memory.open(config) as memory:
-        assert memory.index.get_meta("needs_rebuild") == "1"
-        memory.sync()
-        counts = memory.index.query("SELECT text, token_count FROM leaves")
-        assert all(count == count_tokens(text) for text, count in counts)
-        assert len(counts) == len(parse_note("Minutes.md", (vault / "Minutes.md").read_text()).leaves) + 1
-        rows = dump_index(memory)
-        memory.reindex()
-        assert dump_index(memory) == rows
-    assert snapshot_files(vault) == before
+    _rebuilt_once_for_token_counts(
+        vault, monkeypatch, "0034", "Minutes.md", "# Minutes\n\n" + prose + "\n", "UPDATE leaves SET token_count = token_count * 2"
+    )
 
 
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
