@@ -1834,7 +1834,7 @@ def test_a_reindex_reports_its_first_progress_after_a_few_files_not_a_whole_batc
 
 def test_batches_of_no_files_still_end() -> None:
     """A batch size of 0 (a setting gone wrong) applied nothing and looped for ever."""
-    from vaultmind.sync import _batch_bounds
+    from vaultmind.sync_apply import _batch_bounds
 
     assert _batch_bounds(3, 0) == [(0, 1), (1, 2), (2, 3)]
     assert _batch_bounds(0, 600) == []

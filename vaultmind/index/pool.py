@@ -11,7 +11,7 @@ MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its defaul
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
 # block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
 # read back from the index file when needed. A batch that needs more is retried with the limit
-# the index had (`Syncer._apply`); at 50k notes, one batch needed more than 128 MB.
+# the index had (`Applier._apply`); at 50k notes, one batch needed more than 128 MB.
 # Off by default (`Syncer.sync_memory_limit` is None): DuckDB 1.5 can fail to roll back a write
 # transaction that ran out of memory, leaving the database invalidated or an ART index wrong,
 # so a write must not be the thing that runs out. Measured at 50k notes with it on: peak 896 MiB.
