@@ -28,10 +28,11 @@ from vaultmind.index.pool import size_bytes
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys
 from vaultmind.index.row_ids import RowIds, best_first
+from vaultmind.index.serving_pool import LOAD_MEMORY_LIMIT, VECTORS_LOAD_LIMIT
 from vaultmind.index.vector_codec import vector_of
 from vaultmind.index.vector_scan import quantize_rows, split_scan
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
-from vaultmind.memory import LOAD_MEMORY_LIMIT, VECTORS_LOAD_LIMIT, Memory
+from vaultmind.memory import Memory
 
 from .conftest import write
 
@@ -513,7 +514,7 @@ def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_on
             if len(seen) == 1:
                 raise duckdb.OutOfMemoryException("Out of Memory Error: test")
 
-        memory._load_light(load)
+        memory.pool.load_light(load)
         assert seen[0] != full and seen[1] == full  # small pool first, the full one on running out
         assert limit(memory) == full
         assert memory.sync().added == 1 and limit(memory) == full

@@ -1,10 +1,11 @@
-"""A serving process keeps DuckDB's pool small between tasks (`Memory.trim`)."""
+"""A serving process keeps DuckDB's pool small between tasks (`ServingPool.trim`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import vaultmind.index.serving_pool as serving_pool
 import vaultmind.index.store as store_module
 import vaultmind.memory as memory_module
 from vaultmind.config import load_config
@@ -26,15 +27,15 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         memory.index.checkpoint()  # written blocks on disk: evictable
         memory.index.query("SELECT * FROM leaves")  # blocks cached by a read
         before = _pool(memory)
-        memory.trim()  # not serving: nothing happens
+        memory.pool.trim()  # not serving: nothing happens
         assert _pool(memory) == before
         memory.serve()
-        monkeypatch.setattr(memory_module, "POOL_KEEP_BYTES", before + 1)
-        memory.trim()  # under the threshold: kept
+        monkeypatch.setattr(serving_pool, "POOL_KEEP_BYTES", before + 1)
+        memory.pool.trim()  # under the threshold: kept
         assert _pool(memory) == before
-        monkeypatch.setattr(memory_module, "POOL_KEEP_BYTES", 0)
+        monkeypatch.setattr(serving_pool, "POOL_KEEP_BYTES", 0)
         monkeypatch.setattr(store_module, "EVICT_LIMIT", "1MB")  # a small index: below the usual 16 MB
-        memory.trim()
+        memory.pool.trim()
         assert _pool(memory) < before
         limit = str(memory.index.scalar("SELECT current_setting('memory_limit')"))
         assert size_bytes(limit) > 400 * 2**20  # writes keep the full pool
@@ -79,7 +80,7 @@ def _pinned(memory: Memory) -> int:
     return int(
         memory.index.scalar(
             "SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() WHERE tag IN (SELECT unnest(?))",
-            [list(memory_module.PINNED_TAGS)],
+            [list(serving_pool.PINNED_TAGS)],
         )
     )
 
@@ -99,11 +100,11 @@ def test_trim_checkpoints_what_only_a_checkpoint_lets_go(vault: Path, monkeypatc
         memory.sync_paths(["n0.md"])
         pinned = _pinned(memory)
         assert pinned > 0 and wal.exists() and wal.stat().st_size > 0
-        monkeypatch.setattr(memory_module, "PINNED_MAX_BYTES", pinned)
-        monkeypatch.setattr(memory_module, "PINNED_IDLE_BYTES", pinned - 1)
-        memory.trim()  # at the bound after a task: no checkpoint
+        monkeypatch.setattr(serving_pool, "PINNED_MAX_BYTES", pinned)
+        monkeypatch.setattr(serving_pool, "PINNED_IDLE_BYTES", pinned - 1)
+        memory.pool.trim()  # at the bound after a task: no checkpoint
         assert _pinned(memory) == pinned and wal.stat().st_size > 0
-        memory.trim(idle=True)  # past the bound once the upkeep is done
+        memory.pool.trim(idle=True)  # past the bound once the upkeep is done
         assert _pinned(memory) < pinned
         assert not wal.exists() or wal.stat().st_size == 0
         assert memory.search("quokka")["hits"][0]["note_path"] == "n0.md"

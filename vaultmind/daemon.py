@@ -437,7 +437,7 @@ class Daemon:
             self.pool.notify()
         self.trees.poke()
         self._report("watch", stats)
-        self.memory.trim()  # after the save is searchable: DuckDB's pool back to a small size
+        self.memory.pool.trim()  # after the save is searchable: DuckDB's pool back to a small size
 
     def _api_batch(self, what: str, stats: SyncStats) -> None:
         """A sync or reindex a request applied: the upkeep and the queue hear of it as of a

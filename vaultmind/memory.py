@@ -12,79 +12,49 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import fields
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
-from vaultmind.config import CONFIG_RELPATH, MAX_LIMIT, Config, load_config
+from vaultmind.config import MAX_LIMIT, Config
+from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import ConfigError, UsageError
+from vaultmind.errors import UsageError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
+from vaultmind.index.serving_pool import VECTORS_LOAD_LIMIT, ServingPool
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.model import Progress, SyncStats
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Syncer
 from vaultmind.sync_load import relax_collector
-from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, SUMMARIES_DIR
 from vaultmind.vault.scan import IgnoreRules
-from vaultmind.vault.templates import settings_stamp
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.entity_graph import EntityGraph
 
 log = logging.getLogger(__name__)
 
-# DuckDB's buffer pool while a serving process loads the leaves: their scan only streams, and
-# a larger pool keeps its blocks (at 50k notes, 128 MB: the load's peak ~100 MB higher)
 AGENT_SCOPE = "agent"  # `ingest_document`'s notes: sources/document/agent/
-LOAD_MEMORY_LIMIT = "24MB"
-# ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
-# pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
-# 24 MB rather than 48, in process after the leaves, 431–443 -> 416–423 MB, in the same 3 s)
-VECTORS_LOAD_LIMIT = "24MB"
-# while serving: DuckDB's cached blocks past this are dropped after a task (128 MB until the
-# NER catch-up's indexes took less: at 50k notes its daemon 558 -> 491 MB, as many texts; 64 MB
-# until its scans ran under a small pool: the catch-up's steady ~485 -> ~455 MB, ~7 % fewer texts)
-POOL_KEEP_BYTES = 32 * 2**20
-# while serving: what DuckDB holds until a checkpoint (index nodes a write walked through, rows
-# appended since the last one) past which `trim` checkpoints: when the upkeep is done, and past
-# the higher bound after any task (see `trim`)
-PINNED_TAGS = ("ART_INDEX", "IN_MEMORY_TABLE")
-PINNED_IDLE_BYTES = 64 * 2**20
-PINNED_MAX_BYTES = 128 * 2**20
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
-_RULES = ("ignore", "include_templates", "template_folders")  # what a daemon takes up while it runs
-
-
-def _file_config(vault: Path) -> Config | None:
-    """The settings of the vault's config file alone (None when it cannot be read)."""
-    try:
-        return load_config(vault)
-    except (ConfigError, OSError):
-        return None
 
 
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
         self.config = config
-        self._config_stamp = self._settings_stamp()  # the settings files as this process read them
-        self._file_config = _file_config(config.vault)
+        self._settings = ConfigReload(config.vault)  # the settings files as this process read them
         self.index = index
         self.embedder = embedder
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
+        self.pool = ServingPool(index)  # DuckDB's buffer pool, kept small while serving (`serve`)
         self.leaves = ResidentLeaves(index)
         self.vectors = ResidentVectors(index, embedder.model_id) if embedder is not None else None
         if self.vectors is not None:
@@ -95,9 +65,9 @@ class Memory:
         self.syncer.listeners.append(self.leaves.apply)
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
-        self.leaves.room = self._load_light
+        self.leaves.room = self.pool.load_light
         if self.vectors is not None:
-            self.vectors.room = lambda load: self._load_light(load, VECTORS_LOAD_LIMIT)
+            self.vectors.room = lambda load: self.pool.load_light(load, VECTORS_LOAD_LIMIT)
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
         self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
@@ -109,7 +79,6 @@ class Memory:
         self._idle.set()
         self._last_foreground = float("-inf")
         self.stopping = threading.Event()  # set when the daemon stops: background work ends
-        self._serving = False  # `serve`: DuckDB settings of a long-running process
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
         self.behind: str | None = None  # why the daemon could not apply the vault's changes, until it can
@@ -179,49 +148,20 @@ class Memory:
         pass drops the notes they now exclude and adds those they let in. A config that no
         longer parses keeps the rules in force, with a warning. The other settings apply at
         the next start (the log says which changed)."""
-        stamp = self._settings_stamp()
-        if stamp == self._config_stamp:
+        rules = self._settings.changed_rules(self.config)
+        if rules is None:
             return False
-        self._config_stamp = stamp
-        try:
-            fresh = load_config(self.config.vault)
-        except (ConfigError, OSError) as exc:
-            log.warning("%s: %s; the settings in force are kept", CONFIG_RELPATH, exc)
-            return False
-        before, self._file_config = self._file_config, fresh
-        changed = [
-            f.name for f in fields(Config)
-            if f.name not in _RULES and before is not None and getattr(fresh, f.name) != getattr(before, f.name)
-        ]  # fmt: skip
-        if changed:
-            log.warning("%s changed (%s): restart vaultmind for it to apply", CONFIG_RELPATH, ", ".join(changed))
-        if fresh.all_ignores == self.config.all_ignores:
-            return False
-        log.info(
-            "[vault] ignore is now %s, the templates folders left out %s; the next full pass applies it",
-            list(fresh.ignore),
-            [t.path for t in fresh.left_out_templates],
-        )
-        rules = {name: getattr(fresh, name) for name in _RULES}
         with self.sync_lock:  # never mid-sync (the watcher's, a request's): one pass, one set of rules
             self.config = self.config.with_(**rules)
             self.syncer.config = self.syncer.config.with_(**rules)
-            self.syncer.rules = IgnoreRules(fresh.all_ignores)
+            self.syncer.rules = IgnoreRules(self.config.all_ignores)
         return True
-
-    def _settings_stamp(self) -> tuple[int | None, ...]:
-        """The config file's and Obsidian's template settings' modification times."""
-        try:
-            config = (self.config.vault / CONFIG_RELPATH).stat().st_mtime_ns
-        except OSError:
-            config = None
-        return (config, *settings_stamp(self.config.vault))
 
     def sync(self) -> SyncStats:
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all()
-            self._evict()  # a whole-vault pass read blocks the next saves do not need
+            self.pool.evict()  # a whole-vault pass read blocks the next saves do not need
             self._synced = self.index.generation
             return stats
 
@@ -238,33 +178,18 @@ class Memory:
         the OS after each task instead of staying with DuckDB's allocator for reuse. Queries are
         answered by the resident structures, so loading them (reads only) runs under a smaller
         buffer pool, and the blocks loading and whole-vault syncs cached are dropped after
-        (`_evict`). Writes keep the full pool (`pool.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
+        (`ServingPool`). Writes keep the full pool (`pool.MEMORY_LIMIT`): DuckDB 1.5 can fail to roll
         back a write transaction that ran out of memory, leaving the database unusable and an
         ART index wrong (seen at 50k notes; a 192 MB pool once made a whole-vault reconcile fail).
         The NER model runs in a child process that leaves when idle (`EntityDeriver.serve`)."""
         from vaultmind.entities.backfill import entity_deriver
 
-        with self.index.lock:
-            self.index.con.execute("SET allocator_flush_threshold = '8MB'")
-            self.index.con.execute("SET allocator_background_threads = true")
+        self.pool.serve()
         deriver = entity_deriver(self)
         if deriver is not None:
             deriver.serve()  # NER in a child process, after saves rather than inside them
         relax_collector(SERVING_GC_THRESHOLD)
         self.syncer.lean = True
-        self._serving = True
-
-    def _load_light(self, load: Callable[[], None], limit: str = LOAD_MEMORY_LIMIT) -> None:
-        """Run a resident structure's load (SELECTs only) under a small pool while serving
-        (`Index.small_pool_read`: one DuckDB thread, whose scan's buffers cost as much again and
-        bring no speed, this process being busy converting what the scan gives), then evict."""
-        if not self._serving:
-            load()
-            return
-        with self.index.lock:
-            self.index.small_pool_read(load, limit)
-            self._evict()
-        release_freed_memory()
 
     def counts(self) -> dict[str, int]:
         """Notes and leaves in the index (`chunks` is `leaves`, as `reindex --json` first named them)."""
@@ -275,38 +200,6 @@ class Memory:
     def load_seconds(self) -> float:
         """Time spent loading the resident structures (a first question's wait, mostly)."""
         return self.leaves.load_seconds + (self.vectors.load_seconds if self.vectors is not None else 0.0)
-
-    def _evict(self) -> None:
-        """While serving, drop DuckDB's cached blocks (lower the pool for a moment)."""
-        if self._serving:
-            self.index.drop_cached_blocks()
-
-    def trim(self, *, idle: bool = False) -> None:
-        """While serving, after a save or a step of background work: drop DuckDB's cached
-        blocks once they pass `POOL_KEEP_BYTES`. Left alone they stay until the pool is full
-        (512 MB): background steps read blocks nothing reads again soon, and a save reads most
-        of what it needs again anyway (a save drops its own around its commit, `Syncer._shed`).
-
-        What no pool size lets go — the index nodes each write walks through and the rows
-        appended since the last checkpoint — goes with a checkpoint: past `PINNED_MAX_BYTES`
-        after a task, past `PINNED_IDLE_BYTES` when the upkeep is done (`idle`). At 50k notes,
-        before migrations 0016 and 0017 dropped five lookup indexes, twenty saves left 127 MB of
-        index nodes (since, 29 MB after ten saves and 38 MB after forty); a checkpoint takes
-        about a second, which a save or the NER catch-up's next step would wait for."""
-        if not self._serving:
-            return
-        try:
-            with self.index.lock:
-                held = self.index.duckdb_memory()
-                pinned = sum(held.get(tag, 0) for tag in PINNED_TAGS)
-                if pinned > (PINNED_IDLE_BYTES if idle else PINNED_MAX_BYTES):
-                    log.debug("trim: checkpoint (%.0f MB held until one)", pinned / 2**20)
-                    self.index.checkpoint()
-                    held = self.index.duckdb_memory()
-                if sum(held.values()) > POOL_KEEP_BYTES:
-                    self._evict()
-        except duckdb.Error as exc:  # only memory is at stake: never fail the caller for it
-            log.debug("could not trim DuckDB's pool: %s", exc)
 
     @contextmanager
     def foreground(self) -> Iterator[None]:
@@ -346,7 +239,7 @@ class Memory:
         from vaultmind.embed.static import StaticEmbedder
         from vaultmind.retrieval.people import query_entities
 
-        if self._serving and isinstance(self.embedder, StaticEmbedder):
+        if self.pool.serving and isinstance(self.embedder, StaticEmbedder):
             self.embedder.keep_as_stored()
         _ = self.leaves.document_frequency("")
         if self.vectors is not None and self.embedder is not None:
@@ -358,9 +251,9 @@ class Memory:
         if has_table(self.index, "occurrences"):
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities
-        self._evict()  # the blocks loading read are not needed again
+        self.pool.evict()  # the blocks loading read are not needed again
         release_freed_memory()
-        if self._serving:
+        if self.pool.serving:
             _freeze_loaded()
 
     def entity_graph(self) -> EntityGraph:
@@ -372,14 +265,14 @@ class Memory:
         question uses."""
         from vaultmind.retrieval.entity_graph import entity_graph, kept_entity_graph
 
-        if self._serving:
+        if self.pool.serving:
             kept = kept_entity_graph(self.index, since=self._synced)
             if kept is not None:
                 graph, stale = kept
                 if stale:
                     self._graph_wanted = True
                 return graph
-        return entity_graph(self.index, evict=self._serving)
+        return entity_graph(self.index, evict=self.pool.serving)
 
     def prepare_reads(self) -> None:
         """Bring the read path's views that follow the index by reloading (the entity graph) up
@@ -390,7 +283,7 @@ class Memory:
         from vaultmind.retrieval.entity_graph import entity_graph
 
         if has_table(self.index, "occurrences"):
-            entity_graph(self.index, evict=self._serving)
+            entity_graph(self.index, evict=self.pool.serving)
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
@@ -408,7 +301,7 @@ class Memory:
             nonlocal recognised
             recognised = done
             if background:
-                self.trim()  # the step's reads and writes: not needed by the next save
+                self.pool.trim()  # the step's reads and writes: not needed by the next save
                 self.yield_to_foreground()
                 if self.stopping.is_set():
                     raise _Stopping
@@ -518,7 +411,7 @@ class Memory:
             loading = self.loading
             counts, read = read_counts(self, loading=loading)
             if read:
-                self._evict()
+                self.pool.evict()
             report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
             report = with_daemon(report, self.serving_report())
@@ -537,6 +430,3 @@ def _freeze_loaded() -> None:
 class _Stopping(Exception):
     """Raised inside background work when the daemon stops."""
 
-
-def vault_layout_ok(vault: Path) -> bool:
-    return all((vault / d).is_dir() for d in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR))

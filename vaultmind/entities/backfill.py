@@ -29,7 +29,7 @@ PENDING_FETCH = 4096  # texts fetched per scan for pending NER
 # fetch's peak ~80 MB (so: one thread, ~35 MB) and left the blocks met in the pool; the leaves
 # found again inside a step's write transaction, after another writer had committed, had taken
 # the daemon's largest samples during a catch-up to 536–544 MB (483–509 MB since, with
-# `memory.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
+# `serving_pool.POOL_KEEP_BYTES` lowered too). Now found again before that transaction, under the lock.
 FETCH_MEMORY_LIMIT = "32MB"
 HOLDERS_BATCH = 16_384  # rows of the hash column matched at a time when looking for a fetch's leaves
 PENDING_VIEW = "ner_pending:"  # and the model id: the view (`Index.cached`) of the texts still waiting
