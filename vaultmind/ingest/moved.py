@@ -24,6 +24,8 @@ from pathlib import Path
 
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.vault.encoding import decode_text
+from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.scan import walk_folders
 
 HEAD_BYTES = 4096  # of each note; a front matter that goes on past them is read whole
 _OPENING_RE = re.compile(rb"(?:\xef\xbb\xbf)?---[ \t]*\r?\n")
@@ -42,33 +44,23 @@ def moved_notes(vault: Path, kind: str) -> list[tuple[str, str]]:
     links are not followed: a link to a note is not another copy of its messages)."""
     kind_re = re.compile(rb"\nkind:[ \t]*([\"']?)" + re.escape(kind.encode("utf-8")) + rb"\1[ \t]*\r?\n")
     found: list[tuple[str, str]] = []
-    for rel, full in _notes(str(vault), skip=f"sources/{kind}"):
+    for rel, full in _notes(vault, kind):
         source_id = _source_id(full, kind, kind_re)
         if source_id is not None:
             found.append((rel, source_id))
     return found
 
 
-def _notes(root: str, skip: str) -> Iterator[tuple[str, str]]:
-    """(vault-relative path, full path) of the `.md` files under `root`, but those of the
-    folder `skip` and of hidden folders; folder by folder, each in name order."""
-    folders = [(root, "")]
-    while folders:
-        folder, rel = folders.pop()
-        try:
-            with os.scandir(folder) as scan:
-                entries = sorted((e for e in scan if not e.name.startswith(".")), key=lambda e: e.name)
-        except OSError:
-            continue
-        below = []
-        for entry in entries:
-            here = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                if here != skip:
-                    below.append((entry.path, here))
-            elif entry.name.lower().endswith(".md") and entry.is_file(follow_symlinks=False):
-                yield here, entry.path
-        folders.extend(reversed(below))
+def _notes(vault: Path, kind: str) -> Iterator[tuple[str, str]]:
+    """(vault-relative path, full path) of the `.md` files of `vault` (regular files, not links
+    to one), but those of `sources/<kind>/` and of hidden folders; folder by folder, each in
+    name order."""
+    for folder, names in walk_folders(vault, hidden=False, regular=True, skip=vault / SOURCES_DIR / kind):
+        rel = folder.relative_to(vault).as_posix()
+        prefix, full = "" if rel == "." else rel + "/", os.path.join(folder, "")
+        for name in names:
+            if name.lower().endswith(".md"):
+                yield prefix + name, full + name
 
 
 def _source_id(path: str, kind: str, kind_re: re.Pattern[bytes]) -> str | None:

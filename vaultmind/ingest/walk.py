@@ -6,6 +6,11 @@ to your Dropbox export is the export), but each real folder and file is read onc
 loop (a link to a folder that holds it), or a second way to a folder or file already read, is
 skipped with a warning naming both paths. Otherwise a loop wrote every document again at each
 turn, forty levels deep, and a link beside its target wrote its documents twice.
+
+The vault's own folders are walked otherwise, by `vault.scan.walk_folders` (the notes a kind's
+folder holds, `held.notes_below`; vaultmind's notes moved anywhere, `moved`): no symlinked
+folder is followed there (a link in the vault is no other copy of the notes vaultmind wrote)
+and nothing is said of what is passed over (an ingest's warnings speak of what it was given).
 """
 
 from __future__ import annotations

@@ -242,12 +242,16 @@ def stat_one(root: Path, rel: str) -> FileStat | None:
     return FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 
 
-def walk_folders(root: Path, *, hidden: bool = True) -> Iterator[tuple[Path, list[str]]]:
+def walk_folders(
+    root: Path, *, hidden: bool = True, regular: bool = False, skip: Path | None = None
+) -> Iterator[tuple[Path, list[str]]]:
     """(folder, the names of its files) for `root` and every folder below it, top-down, each
     folder's in name order; symlinked folders are not followed, hidden ones (`.trash`) skipped
-    unless `hidden`. Iterative, as `os.walk` and `Path.rglob` are not (before Python 3.12): a
-    tree deeper than about 990 folders (a deep folder of documents, mirrored below
-    `sources/document/`) hit the recursion limit."""
+    unless `hidden`, and the folder `skip` not entered. A file is anything but a folder (a
+    symlink to a file, too), or with `regular` a regular file only. A folder that cannot be
+    listed, or an entry that cannot be looked at, is passed over. Iterative, as `os.walk` and
+    `Path.rglob` are not (before Python 3.12): a tree deeper than about 990 folders (a deep
+    folder of documents, mirrored below `sources/document/`) hit the recursion limit."""
     folders = [root]
     while folders:
         folder = folders.pop()
@@ -266,8 +270,9 @@ def walk_folders(root: Path, *, hidden: bool = True) -> Iterator[tuple[Path, lis
             except OSError:
                 continue
             if is_folder:
-                below.append(folder / entry.name)
-            elif not entry.is_dir():
+                if (path := folder / entry.name) != skip:
+                    below.append(path)
+            elif entry.is_file(follow_symlinks=False) if regular else not entry.is_dir():
                 files.append(entry.name)
         yield folder, files
         folders.extend(reversed(below))
