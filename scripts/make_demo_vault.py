@@ -45,7 +45,7 @@ GENERATED_DIRS = ("sources", "entities")  # under .demo/: every file there comes
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))  # run from a source checkout without installing
 
-from vaultmind.ingest.document import parse_document_paths  # noqa: E402
+from vaultmind.ingest.document import parse_document_paths_with_report  # noqa: E402
 from vaultmind.ingest.email import parse_email_paths  # noqa: E402
 from vaultmind.ingest.model import SourceBatch  # noqa: E402
 from vaultmind.ingest.writer import write_batches, write_documents  # noqa: E402
@@ -562,7 +562,7 @@ def ingested(work: Path) -> dict[str, str]:
     ):
         drive = exports / f"v{n}" / "drive"
         write_document(drive, "tidepool-launch-runbook", source_ref=RUNBOOK_REF, body=body, modified=modified)
-        write_documents(vault, parse_document_paths([drive]))
+        write_documents(vault, parse_document_paths_with_report([drive])[0])
     return {
         path.relative_to(vault).as_posix(): path.read_text(encoding="utf-8")
         for path in sorted((vault / "sources").rglob("*.md"))

@@ -171,12 +171,12 @@ def test_a_document_note_renamed_to_its_files_name_is_indexed_there_only(
     it at its new place only (the old one, no longer on disk, is forgotten by the same sync)."""
     from dataclasses import replace
 
-    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.document import parse_document_paths_with_report
     from vaultmind.ingest.writer import write_documents
 
     docs = tmp_path / "docs"
     write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
-    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths_with_report([docs])[0]]).written
     assert old == ["sources/document/files/docs/note-a.md"]
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
@@ -199,12 +199,12 @@ def test_ingest_names_the_paths_its_sync_missed_alike_with_or_without_a_daemon(
     a renamed note left, which the ingest hands to the sync on purpose so the index forgets it."""
     from dataclasses import replace
 
-    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.document import parse_document_paths_with_report
     from vaultmind.ingest.writer import write_documents
 
     docs = tmp_path / "docs"
     write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
-    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths_with_report([docs])[0]]).written
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync_paths(old)
     if through == "daemon":
@@ -222,12 +222,12 @@ def test_a_move_an_ingest_was_killed_in_is_finished_and_indexed_once(
     document once, at its new place."""
     from dataclasses import replace
 
-    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.document import parse_document_paths_with_report
     from vaultmind.ingest.writer import write_documents
 
     docs = tmp_path / "docs"
     write(docs, "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
-    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])]).written
+    old = write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths_with_report([docs])[0]]).written
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync_paths(old)
@@ -238,7 +238,7 @@ def test_a_move_an_ingest_was_killed_in_is_finished_and_indexed_once(
     with monkeypatch.context() as patch:
         patch.setattr(Path, "unlink", killed)
         with pytest.raises(KeyboardInterrupt):
-            write_documents(vault, parse_document_paths([docs]))
+            write_documents(vault, parse_document_paths_with_report([docs])[0])
     new = "sources/document/files/docs/Note A.md"
     assert (vault / old[0]).is_file() and (vault / new).is_file()
     code, data, _ = run(capsys, "ingest", "document", str(docs), "--vault", str(vault), "--json")

@@ -328,7 +328,7 @@ def test_the_bm25_baseline_takes_its_top_among_messages(tmp_path: Path) -> None:
     from tests.conftest import write_chat
     from vaultmind.config import load_config
     from vaultmind.eval.locomo import _retrieve_bm25
-    from vaultmind.ingest.document import parse_document_paths
+    from vaultmind.ingest.document import parse_document_paths_with_report
     from vaultmind.ingest.writer import write_documents
     from vaultmind.memory import Memory
     from vaultmind.vault.template import init_vault
@@ -340,7 +340,7 @@ def test_the_bm25_baseline_takes_its_top_among_messages(tmp_path: Path) -> None:
     docs.mkdir()
     for k in range(3):
         (docs / f"z{k}.md").write_text(f"# Zebras {k}\n\nzebra zebra zebra zebra notes {k}\n", encoding="utf-8")
-    write_documents(vault, parse_document_paths([docs]))
+    write_documents(vault, parse_document_paths_with_report([docs])[0])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         kinds = dict(memory.index.query("SELECT kind, count(*) FROM leaves GROUP BY kind"))

@@ -11,7 +11,7 @@ from tests.conftest import snapshot_files, write
 from vaultmind.config import load_config
 from vaultmind.errors import IngestError, VaultError
 from vaultmind.ingest.detect import ingest_paths
-from vaultmind.ingest.document import parse_document_paths, parse_document_paths_with_report
+from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.html import html_document, html_to_text
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.writer import write_documents
@@ -104,7 +104,7 @@ def test_markdown_text_and_html_documents(tmp_path: Path) -> None:
     assert (page.title, page.body) == ("Intranet page", "# Welcome\n\nHi.")
     assert by_id["doc:team-docs/notes/heading"].title == "Real heading"
     # a file given directly: its id and scope come from its own folder
-    [single] = parse_document_paths([root / "notes" / "todo.txt"])
+    [single] = parse_document_paths_with_report([root / "notes" / "todo.txt"])[0]
     assert (single.source_id, single.scope) == ("doc:notes/todo", "files/notes")
 
 
@@ -123,18 +123,17 @@ def test_front_matter_source_id_and_collisions(tmp_path: Path) -> None:
 
 def test_errors(tmp_path: Path) -> None:
     with pytest.raises(IngestError, match="no such file"):
-        parse_document_paths([tmp_path / "nope.md"])
+        parse_document_paths_with_report([tmp_path / "nope.md"])
     with pytest.raises(IngestError, match="not a document"):
-        parse_document_paths([put(tmp_path / "x.pdf", b"%PDF")])
+        parse_document_paths_with_report([put(tmp_path / "x.pdf", b"%PDF")])
     (tmp_path / "empty").mkdir()
-    with pytest.raises(IngestError, match="no document"):
-        parse_document_paths([tmp_path / "empty"])
+    assert parse_document_paths_with_report([tmp_path / "empty"]) == ([], [])  # (an ingest says so: `detect`)
 
 
 @pytest.mark.slow
 def test_reingest_replaces_on_change_only(tmp_path: Path, vault: Path, memory: Memory) -> None:
     source = put(tmp_path / "docs" / "plan.md", "# Plan\n\nShip on Friday.\n")
-    first = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    first = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
     assert len(first.written) == 1
     note = first.written[0]
     assert note.startswith("sources/document/files/docs/")
@@ -143,11 +142,11 @@ def test_reingest_replaces_on_change_only(tmp_path: Path, vault: Path, memory: M
     assert any("Ship on Friday." in t for (t,) in before)
 
     os.utime(source, (1_700_000_000, 1_700_000_000))  # touched, same content: a no-op
-    same = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    same = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
     assert same.written == [] and same.unchanged == [note]
 
     put(source, "# Plan\n\nShip on Monday instead.\n")
-    changed = write_documents(vault, parse_document_paths([tmp_path / "docs"]))
+    changed = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
     assert changed.written == [note] and changed.documents_replaced == 1
     assert "version: 2" in (vault / note).read_text(encoding="utf-8")
     memory.sync()
@@ -163,7 +162,7 @@ def test_two_files_of_one_name_in_two_folders_are_two_documents(tmp_path: Path, 
     so their leaves have two ids and both can be cited."""
     for folder in ("a", "b"):
         put(tmp_path / folder / "README.md", "# Plan\n\nThe flumox adapter ships by 30 June.\n")
-        write_documents(vault, parse_document_paths([tmp_path / folder / "README.md"]))
+        write_documents(vault, parse_document_paths_with_report([tmp_path / folder / "README.md"])[0])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         rows = memory.index.query("SELECT n.source_id, count(DISTINCT l.id) FROM leaves l JOIN notes n ON n.path = l.note_path GROUP BY ALL ORDER BY ALL")
@@ -175,12 +174,12 @@ def test_a_document_ingested_under_the_old_id_is_found_again(tmp_path: Path, vau
     """A note written when a document's id was its path below the given folder (`doc:plan`)
     keeps that id: the same file is unchanged, a changed one is its next version."""
     put(tmp_path / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
-    [doc] = parse_document_paths([tmp_path / "docs" / "plan.md"])
+    [doc] = parse_document_paths_with_report([tmp_path / "docs" / "plan.md"])[0]
     assert (doc.source_id, doc.legacy_source_id) == ("doc:docs/plan", "doc:plan")
     write_documents(vault, [replace(doc, source_id="doc:plan", legacy_source_id=None)])  # as written before
     assert write_documents(vault, [doc]).written == []
     put(tmp_path / "docs" / "plan.md", "# Plan\n\nSecond draft.\n")
-    report = write_documents(vault, parse_document_paths([tmp_path / "docs" / "plan.md"]))
+    report = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs" / "plan.md"])[0])
     assert report.documents_replaced == 1 and len(report.written) == 1
     text = (vault / report.written[0]).read_text(encoding="utf-8")
     assert 'source_id: "doc:plan"' in text and "version: 2" in text and "Second draft." in text
@@ -211,8 +210,8 @@ def test_a_file_of_another_folder_of_the_same_name_never_replaces_a_document(tmp
     derived id; ingested one after the other, the second had replaced the first as its version 2."""
     work = put(tmp_path / "work" / "meeting-notes" / "2024-05-06.md", "# Weekly sync\n\nWe switch CI to the new runners.\n")
     home = put(tmp_path / "home" / "meeting-notes" / "2024-05-06.md", "# Parent-teacher meeting\n\nFractions need practice.\n")
-    write_documents(vault, parse_document_paths([work.parent]))
-    second = write_documents(vault, parse_document_paths([home.parent]))
+    write_documents(vault, parse_document_paths_with_report([work.parent])[0])
+    second = write_documents(vault, parse_document_paths_with_report([home.parent])[0])
     assert second.documents_replaced == 0 and len(second.written) == 1
     assert any("holds another file" in w for w in second.warnings)
     notes = _documents(vault)
@@ -222,10 +221,10 @@ def test_a_file_of_another_folder_of_the_same_name_never_replaces_a_document(tmp
     assert f'source_ref: "{home.resolve().as_uri()}"' in notes["doc:meeting-notes/2024-05-06~2"]
 
     for folder in (work.parent, home.parent):  # again: each finds its own note
-        again = write_documents(vault, parse_document_paths([folder]))
+        again = write_documents(vault, parse_document_paths_with_report([folder])[0])
         assert again.written == [] and again.warnings == []
     put(home, "# Parent-teacher meeting\n\nFractions need practice, and spelling.\n")
-    changed = write_documents(vault, parse_document_paths([home.parent]))
+    changed = write_documents(vault, parse_document_paths_with_report([home.parent])[0])
     assert changed.documents_replaced == 1
     notes = _documents(vault)
     assert "spelling" in notes["doc:meeting-notes/2024-05-06~2"] and "version: 2" in notes["doc:meeting-notes/2024-05-06~2"]
@@ -235,7 +234,7 @@ def test_a_file_of_another_folder_of_the_same_name_never_replaces_a_document(tmp
 def test_both_files_of_one_id_in_one_ingest_are_kept(tmp_path: Path, vault: Path) -> None:
     a = put(tmp_path / "a" / "notes" / "plan.md", "# Plan A\n\nAlpha.\n")
     b = put(tmp_path / "b" / "notes" / "plan.md", "# Plan B\n\nBeta.\n")
-    report = write_documents(vault, parse_document_paths([a.parent, b.parent]))
+    report = write_documents(vault, parse_document_paths_with_report([a.parent, b.parent])[0])
     assert len(report.written) == 2
     notes = _documents(vault)
     assert sorted(notes) == ["doc:notes/plan", "doc:notes/plan~2"]
@@ -247,8 +246,8 @@ def test_an_earlier_id_of_another_file_is_not_taken_for_this_one(tmp_path: Path,
     which is the current id of `2024/notes.md` ingested from `2024`: not the same document."""
     tax = put(tmp_path / "2024" / "notes.md", "# Tax return 2024\n\nFiled on time.\n")
     old = put(tmp_path / "archive" / "2024" / "notes.md", "# Old archive note\n\nBoxes in the attic.\n")
-    write_documents(vault, parse_document_paths([tax.parent]))
-    report = write_documents(vault, parse_document_paths([old.parent.parent]))
+    write_documents(vault, parse_document_paths_with_report([tax.parent])[0])
+    report = write_documents(vault, parse_document_paths_with_report([old.parent.parent])[0])
     assert report.documents_replaced == 0 and report.warnings == []
     notes = _documents(vault)
     assert sorted(notes) == ["doc:2024/notes", "doc:archive/2024/notes"]
@@ -258,12 +257,12 @@ def test_an_earlier_id_of_another_file_is_not_taken_for_this_one(tmp_path: Path,
 def test_a_moved_file_is_the_same_document(tmp_path: Path, vault: Path) -> None:
     """A file whose recorded place is gone was moved: its next ingest is its next version."""
     before = put(tmp_path / "old" / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
-    write_documents(vault, parse_document_paths([before.parent]))
+    write_documents(vault, parse_document_paths_with_report([before.parent])[0])
     after = tmp_path / "new" / "docs" / "plan.md"
     after.parent.mkdir(parents=True)
     before.rename(after)
     put(after, "# Plan\n\nSecond draft.\n")
-    report = write_documents(vault, parse_document_paths([after.parent]))
+    report = write_documents(vault, parse_document_paths_with_report([after.parent])[0])
     assert report.documents_replaced == 1
     notes = _documents(vault)
     assert list(notes) == ["doc:docs/plan"]
@@ -274,7 +273,7 @@ def test_a_note_written_without_its_file_learns_it_without_a_new_version(tmp_pat
     """Notes written before documents recorded their file: the same content is no new version,
     but the note records its file, so a same-named file of another folder is told apart."""
     source = put(tmp_path / "work" / "docs" / "plan.md", "# Plan\n\nFirst draft.\n")
-    [doc] = parse_document_paths([source.parent])
+    [doc] = parse_document_paths_with_report([source.parent])[0]
     assert doc.source_ref == source.resolve().as_uri()
     write_documents(vault, [replace(doc, source_ref=None)])
     report = write_documents(vault, [doc])
@@ -283,7 +282,7 @@ def test_a_note_written_without_its_file_learns_it_without_a_new_version(tmp_pat
     assert "version: 1" in text and source.resolve().as_uri() in text
     assert write_documents(vault, [doc]).written == []
     other = put(tmp_path / "home" / "docs" / "plan.md", "# Plan\n\nThe garden plan.\n")
-    assert write_documents(vault, parse_document_paths([other.parent])).documents_replaced == 0
+    assert write_documents(vault, parse_document_paths_with_report([other.parent])[0]).documents_replaced == 0
     assert sorted(_documents(vault)) == ["doc:docs/plan", "doc:docs/plan~2"]
 
 
@@ -292,10 +291,10 @@ def test_a_file_whose_other_name_holder_is_gone_keeps_its_own_note(tmp_path: Pat
     mounted): ingesting the second again had taken over the first's note."""
     work = put(tmp_path / "work" / "meeting-notes" / "q3.md", "# Q3 work\n\nWork planning.\n")
     home = put(tmp_path / "home" / "meeting-notes" / "q3.md", "# Q3 home\n\nRenovation plans.\n")
-    write_documents(vault, parse_document_paths([work.parent]))
-    write_documents(vault, parse_document_paths([home.parent]))
+    write_documents(vault, parse_document_paths_with_report([work.parent])[0])
+    write_documents(vault, parse_document_paths_with_report([home.parent])[0])
     work.unlink()
-    again = write_documents(vault, parse_document_paths([home.parent]))
+    again = write_documents(vault, parse_document_paths_with_report([home.parent])[0])
     assert again.written == [] and again.documents_replaced == 0
     notes = _documents(vault)
     assert "Work planning." in notes["doc:meeting-notes/q3"] and "Renovation" in notes["doc:meeting-notes/q3~2"]
@@ -303,16 +302,16 @@ def test_a_file_whose_other_name_holder_is_gone_keeps_its_own_note(tmp_path: Pat
 
 def test_a_moved_or_copied_folder_is_no_new_version_nor_a_new_document(tmp_path: Path, vault: Path) -> None:
     source = put(tmp_path / "work" / "meeting-notes" / "q3.md", "# Q3\n\nWork planning.\n")
-    write_documents(vault, parse_document_paths([source.parent]))
+    write_documents(vault, parse_document_paths_with_report([source.parent])[0])
     copy = tmp_path / "backup" / "meeting-notes"
     copy.mkdir(parents=True)
     (copy / "q3.md").write_bytes(source.read_bytes())
-    copied = write_documents(vault, parse_document_paths([copy]))
+    copied = write_documents(vault, parse_document_paths_with_report([copy])[0])
     assert copied.written == [] and list(_documents(vault)) == ["doc:meeting-notes/q3"], "the same text: the same document"
     moved = tmp_path / "archive" / "meeting-notes"
     moved.parent.mkdir()
     source.parent.rename(moved)
-    report = write_documents(vault, parse_document_paths([moved]))
+    report = write_documents(vault, parse_document_paths_with_report([moved])[0])
     assert len(report.written) == 1 and report.documents_replaced == 0
     text = _documents(vault)["doc:meeting-notes/q3"]
     assert "version: 1" in text and (moved / "q3.md").resolve().as_uri() in text
@@ -321,8 +320,8 @@ def test_a_moved_or_copied_folder_is_no_new_version_nor_a_new_document(tmp_path:
 def test_a_source_id_a_file_gives_itself_is_one_document_whichever_file_holds_it(tmp_path: Path, vault: Path) -> None:
     old = put(tmp_path / "v1" / "plan.md", "---\nsource_id: notion:page/42\n---\n# Plan\n\nFirst draft.\n")
     new = put(tmp_path / "v2" / "plan.md", "---\nsource_id: notion:page/42\n---\n# Plan\n\nSecond draft.\n")
-    write_documents(vault, parse_document_paths([old]))
-    report = write_documents(vault, parse_document_paths([new]))
+    write_documents(vault, parse_document_paths_with_report([old])[0])
+    report = write_documents(vault, parse_document_paths_with_report([new])[0])
     assert report.documents_replaced == 1 and list(_documents(vault)) == ["notion:page/42"]
     assert "Second draft." in _documents(vault)["notion:page/42"]
 
@@ -330,11 +329,11 @@ def test_a_source_id_a_file_gives_itself_is_one_document_whichever_file_holds_it
 def test_in_one_ingest_a_copy_is_one_document_and_a_given_id_one_note(tmp_path: Path, vault: Path) -> None:
     a = put(tmp_path / "a" / "meeting-notes" / "q4.md", "# Q4\n\nPlanning.\n")
     b = put(tmp_path / "b" / "meeting-notes" / "q4.md", "# Q4\n\nPlanning.\n")
-    write_documents(vault, parse_document_paths([a.parent, b.parent]))
+    write_documents(vault, parse_document_paths_with_report([a.parent, b.parent])[0])
     assert list(_documents(vault)) == ["doc:meeting-notes/q4"], "the same text twice: one document"
     v1 = put(tmp_path / "v1" / "travel.md", "---\nsource_id: policy:travel\n---\n# Travel\n\nOld rules.\n")
     v2 = put(tmp_path / "v2" / "travel-2025.md", "---\nsource_id: policy:travel\n---\n# Travel\n\nNew rules.\n")
-    report = write_documents(vault, parse_document_paths([v1, v2]))
+    report = write_documents(vault, parse_document_paths_with_report([v1, v2])[0])
     assert any("given more than once" in w for w in report.warnings)
     notes = _documents(vault)
     assert "New rules." in notes["policy:travel"] and sum(1 for i in notes if i == "policy:travel") == 1
@@ -345,9 +344,9 @@ def test_a_file_with_control_characters_is_unchanged_by_the_same_ingest(tmp_path
     """A form feed or a vertical tab is not written into the note: the same file had been a new
     version at every ingest."""
     put(tmp_path / "ctrl" / "ff.txt", "Page one.\fPage two.\vEnd.\x00\n")
-    first = write_documents(vault, parse_document_paths([tmp_path / "ctrl"]))
+    first = write_documents(vault, parse_document_paths_with_report([tmp_path / "ctrl"])[0])
     assert len(first.written) == 1
-    again = write_documents(vault, parse_document_paths([tmp_path / "ctrl"]))
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "ctrl"])[0])
     assert again.written == [] and again.documents_replaced == 0
 
 
@@ -355,12 +354,12 @@ def test_a_file_is_found_again_given_alone_or_renamed(tmp_path: Path, vault: Pat
     """Its folder ingested, then the file given alone (another derived id), or renamed within the
     folder: the same document, not a second note."""
     report = put(tmp_path / "team" / "notes" / "q3-report.md", "# Q3\n\nRevenue grew 12 %.\n")
-    write_documents(vault, parse_document_paths([tmp_path / "team"]))
-    alone = write_documents(vault, parse_document_paths([report]))
+    write_documents(vault, parse_document_paths_with_report([tmp_path / "team"])[0])
+    alone = write_documents(vault, parse_document_paths_with_report([report])[0])
     assert alone.written == [] and list(_documents(vault)) == ["doc:team/notes/q3-report"]
     renamed = report.with_name("q3-final.md")
     report.rename(renamed)
-    again = write_documents(vault, parse_document_paths([tmp_path / "team"]))
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "team"])[0])
     assert again.documents_replaced == 0 and list(_documents(vault)) == ["doc:team/notes/q3-report"]
     text = _documents(vault)["doc:team/notes/q3-report"]
     assert renamed.resolve().as_uri() in text and "version: 1" in text
@@ -376,14 +375,14 @@ def test_a_symlinked_file_given_alone_is_the_file_it_links_to(tmp_path: Path, va
     (tmp_path / "inbox").mkdir()
     link = tmp_path / "inbox" / "plan.md"
     link.symlink_to(target)
-    [doc] = parse_document_paths([link])
+    [doc] = parse_document_paths_with_report([link])[0]
     assert (doc.source_id, doc.scope, doc.title) == ("doc:work/q3-report", "files/work", "q3-report")
-    assert parse_document_paths([target]) == [doc]
+    assert parse_document_paths_with_report([target])[0] == [doc]
     (tmp_path / "inbox" / "costs.md").symlink_to(tmp_path / "Work" / "budget.md")
-    [budget] = parse_document_paths([tmp_path / "inbox" / "costs.md"])
+    [budget] = parse_document_paths_with_report([tmp_path / "inbox" / "costs.md"])[0]
     assert (budget.source_id, budget.title) == ("doc:work/budget", "Budget")
     write_documents(vault, [replace(budget, source_id="doc:work/costs")])  # as written before
-    again = write_documents(vault, parse_document_paths([tmp_path / "inbox" / "costs.md"]))
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "inbox" / "costs.md"])[0])
     assert again.written == [] and list(_documents(vault)) == ["doc:work/costs"], "ids already written stay"
 
 
@@ -570,7 +569,7 @@ def test_cyrillic_greek_or_latin_text_in_an_8_bit_code_page_keeps_its_letters(tm
         read, problem = decode_note(f"{name}.md", text.encode(codec))
         assert read == text and problem is not None and problem.kind == "not_utf8", name
         assert problem.message.startswith(("Windows-125", "KOI8-R")), problem.message
-    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in parse_document_paths([folder])}
+    got = {doc.source_id.rsplit("/", 1)[-1]: doc.body for doc in parse_document_paths_with_report([folder])[0]}
     assert got == {name: text for name, (_, text) in EUROPEAN_PROSE.items()}
 
 
@@ -637,7 +636,7 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     put(docs / "Plan: Q3?.md", "Ship it.\n")  # `:` and `?` no file name on every system may hold
     put(docs / "Café [draft].txt", "Au lait.\n")
     put(docs / "CON.md", "Reserved on Windows.\n")  # `_` after a name Windows keeps for a device
-    first = write_documents(vault, parse_document_paths([docs]))
+    first = write_documents(vault, parse_document_paths_with_report([docs])[0])
     folder = "sources/document/files/My Notes"
     assert sorted(first.written) == [f"{folder}/{name}.md" for name in ("CON_", "Café -draft", "Index", "Note A", "Plan- Q3")]
     names = {Path(p).stem.casefold() for p in first.written}
@@ -646,7 +645,7 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     assert targets == ["Note A", "Note A", "Plan- Q3", "Note A"]
     assert all(t.casefold() in names for t in targets)  # as Obsidian resolves them: by file name
     snapshot = {p: (vault / p).read_bytes() for p in first.written}
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert again.written == [] and sorted(again.unchanged) == sorted(first.written)
     assert {p: (vault / p).read_bytes() for p in first.written} == snapshot
 
@@ -654,17 +653,17 @@ def test_links_between_documents_resolve_by_their_file_names(tmp_path: Path, vau
     # takes its file's name, its bytes as they were
     old = tmp_path / "old"
     put(old / "Note B.md", "# Note B\n\nFirst draft.\n")
-    [doc] = parse_document_paths([old])
+    [doc] = parse_document_paths_with_report([old])[0]
     written = write_documents(vault, [replace(doc, name=None)]).written  # as written before
     assert written == ["sources/document/files/old/note-b.md"]
     before = (vault / written[0]).read_bytes()
-    renamed = write_documents(vault, parse_document_paths([old]))
+    renamed = write_documents(vault, parse_document_paths_with_report([old])[0])
     named = "sources/document/files/old/Note B.md"
     assert (renamed.renamed, renamed.written, renamed.documents_replaced) == ([(written[0], named)], [named], 0)
     assert (vault / named).read_bytes() == before
-    assert write_documents(vault, parse_document_paths([old])).unchanged == [named]
+    assert write_documents(vault, parse_document_paths_with_report([old])[0]).unchanged == [named]
     put(old / "Note B.md", "# Note B\n\nSecond draft.\n")
-    assert write_documents(vault, parse_document_paths([old])).written == [named]
+    assert write_documents(vault, parse_document_paths_with_report([old])[0]).written == [named]
     assert sorted(p.name for p in (vault / "sources/document/files/old").iterdir()) == ["Note B.md"]
 
 
@@ -680,12 +679,12 @@ def test_links_by_path_between_documents_resolve_as_obsidian_resolves_them(tmp_p
     put(docs / "Meeting Notes/Note C.md", "# Note C\n\nThe standup moved to ten.\n")
     put(docs / "Archive/Note C.md", "# Note C\n\nThe standup was at nine.\n")
     put(docs / "Meeting Notes/Note D.md", "# Note D\n\nRetro on Friday.\n")
-    docs_read = parse_document_paths([docs])
+    docs_read = parse_document_paths_with_report([docs])[0]
     old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in docs_read])  # as written before
     base = "sources/document/files/team-wiki"
     assert sorted(old.written) == [f"{base}/{p}.md" for p in ("archive/note-c", "index", "meeting-notes/note-c", "meeting-notes/note-d")]
     put(vault / "Journal.md", "Read [[meeting-notes/note-d]] today.\n")
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     new = "sources/document/files/Team Wiki"
     assert sorted(again.renamed) == [
         (f"{base}/archive/note-c.md", f"{new}/archive/Note C.md"),
@@ -700,7 +699,7 @@ def test_links_by_path_between_documents_resolve_as_obsidian_resolves_them(tmp_p
     assert links == ["Meeting Notes/Note C", "Meeting Notes/Note C.md", "archive/Note C"]
     found = [[s for s in stems if s.endswith("/" + t.removesuffix(".md").casefold())] for t in links]
     assert found == [[f"{new}/meeting notes/note c".casefold()]] * 2 + [[f"{new}/archive/note c".casefold()]]
-    assert write_documents(vault, parse_document_paths([docs])).written == []
+    assert write_documents(vault, parse_document_paths_with_report([docs])[0]).written == []
 
 
 def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_safe(tmp_path: Path, vault: Path) -> None:
@@ -712,20 +711,20 @@ def test_a_note_named_by_an_earlier_version_keeps_its_name_when_renaming_is_not_
     for name in ("Note B", "Note C", "Note D", "Note E"):
         put(docs / f"{name}.md", f"# {name}\n\nFirst draft.\n")
     folder = vault / "sources/document/files/old"
-    write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths([docs])])  # as written before
+    write_documents(vault, [replace(doc, name=None) for doc in parse_document_paths_with_report([docs])[0]])  # as written before
     put(vault / "Journal.md", "Read [[note-c|the C draft]] today.\n")
     edited = folder / "note-d.md"
     edited.write_text(edited.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
     (folder / "note-e.md").rename(folder / "E, my name.md")
     user_notes = {p: (vault / p).read_bytes() for p in ("Journal.md", f"{folder.relative_to(vault)}/note-d.md")}
     put(docs / "Note B.md", "# Note B\n\nSecond draft.\n")
-    report = write_documents(vault, parse_document_paths([docs]))
+    report = write_documents(vault, parse_document_paths_with_report([docs])[0])
     base = "sources/document/files/old"
     assert report.renamed == [(f"{base}/note-b.md", f"{base}/Note B.md")] and report.documents_replaced == 1
     assert "Second draft." in (folder / "Note B.md").read_text(encoding="utf-8")
     assert sorted(p.name for p in folder.iterdir()) == ["E, my name.md", "Note B.md", "note-c.md", "note-d.md"]
     assert {p: (vault / p).read_bytes() for p in user_notes} == user_notes
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert (again.renamed, again.written) == ([], [])
 
 
@@ -759,21 +758,21 @@ def test_an_ingest_killed_while_moving_a_note_leaves_one_note(
     docs = tmp_path / "docs"
     put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
     base = "sources/document/files/docs"
-    assert write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])]).written == [f"{base}/note-a.md"]
+    assert write_documents(vault, [replace(d, name=None) for d in parse_document_paths_with_report([docs])[0]]).written == [f"{base}/note-a.md"]
     ident = split_frontmatter((vault / base / "note-a.md").read_text(encoding="utf-8")).data["source_id"]
     if changed:
         put(docs / "Note A.md", "# Note A\n\nThe heron left the lake.\n")
     with monkeypatch.context() as patch:
         _kill_at(patch, step)
         with pytest.raises(Killed):
-            write_documents(vault, parse_document_paths([docs]))
-    again = write_documents(vault, parse_document_paths([docs]))
+            write_documents(vault, parse_document_paths_with_report([docs])[0])
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert again.renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
     assert sorted(p.name for p in (vault / base).iterdir()) == ["Note A.md"]
     note = split_frontmatter((vault / base / "Note A.md").read_text(encoding="utf-8"))
     assert note.data["version"] == (2 if changed else 1) and note.data["source_id"] == ident
     assert ("left the lake" if changed else "nests by the lake") in note.body
-    assert write_documents(vault, parse_document_paths([docs])).written == []
+    assert write_documents(vault, parse_document_paths_with_report([docs])[0]).written == []
 
 
 @pytest.mark.parametrize("changed", [False, True], ids=["same", "next-version"])
@@ -786,7 +785,7 @@ def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
     the move was never finished and both stayed. The next ingest removes the one left."""
     docs = tmp_path / "Team Wiki"
     put(docs / "Meeting Notes/Note C.md", "---\nsource_id: wiki:note-c\n---\n# Note C\n\nThe standup moved to ten.\n")
-    old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths([docs])])
+    old = write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths_with_report([docs])[0]])
     base, new = "sources/document/files/team-wiki", "sources/document/files/Team Wiki"
     assert old.written == [f"{base}/meeting-notes/note-c.md"]
     if changed:
@@ -794,16 +793,16 @@ def test_a_killed_move_to_a_new_folder_of_a_note_that_names_its_id_is_finished(
     with monkeypatch.context() as patch:
         _kill_at(patch, "unlink")
         with pytest.raises(Killed):
-            write_documents(vault, parse_document_paths([docs]))
+            write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert (vault / base / "meeting-notes/note-c.md").is_file() and (vault / new / "Meeting Notes/Note C.md").is_file()
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert again.renamed == [(f"{base}/meeting-notes/note-c.md", f"{new}/Meeting Notes/Note C.md")]
     notes = sorted(p.relative_to(vault).as_posix() for p in (vault / "sources/document").rglob("*.md"))
     assert notes == [f"{new}/Meeting Notes/Note C.md"] and not (vault / base).exists()
     note = split_frontmatter((vault / new / "Meeting Notes/Note C.md").read_text(encoding="utf-8"))
     assert (note.data["source_id"], note.data["version"]) == ("wiki:note-c", 2 if changed else 1)
     assert ("at eleven" if changed else "moved to ten") in note.body
-    assert write_documents(vault, parse_document_paths([docs])).written == []
+    assert write_documents(vault, parse_document_paths_with_report([docs])[0]).written == []
 
 
 
@@ -812,8 +811,8 @@ def _moving_note(tmp_path: Path, vault: Path, folder: str = "docs") -> tuple[lis
     moves the note to its file's name. Returns the documents and the note's folder."""
     docs = tmp_path / folder
     put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
-    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
-    return parse_document_paths([docs]), f"sources/document/files/{folder}"
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths_with_report([docs])[0]])
+    return parse_document_paths_with_report([docs])[0], f"sources/document/files/{folder}"
 
 
 def test_two_ingests_moving_notes_at_once_keep_each_others_list(tmp_path: Path, vault: Path) -> None:
@@ -859,7 +858,7 @@ def test_a_folder_a_killed_move_emptied_is_removed_by_the_next_ingest(
     folder you made under `sources/` stays."""
     docs = tmp_path / "Team Wiki"
     put(docs / "Meeting Notes/Note C.md", "---\nsource_id: wiki:note-c\n---\n# Note C\n\nThe standup moved to ten.\n")
-    write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths([docs])])
+    write_documents(vault, [replace(doc, name=None, folders=()) for doc in parse_document_paths_with_report([docs])[0]])
     base, new = vault / "sources/document/files/team-wiki", vault / "sources/document/files/Team Wiki"
     mine = [vault / "sources/document/files/mine", new / "Empty"]
     for folder in mine:
@@ -867,9 +866,9 @@ def test_a_folder_a_killed_move_emptied_is_removed_by_the_next_ingest(
     with monkeypatch.context() as patch:
         _kill_at(patch, "rmdir")
         with pytest.raises(Killed):
-            write_documents(vault, parse_document_paths([docs]))
+            write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert (new / "Meeting Notes/Note C.md").is_file() and list(base.rglob("*")) == [base / "meeting-notes"]
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert (again.written, again.renamed) == ([], [])
     assert not base.exists() and all(folder.is_dir() for folder in mine)
     assert sorted(p.name for p in (vault / "sources").iterdir()) == ["document"]
@@ -886,7 +885,7 @@ def test_a_move_whose_old_note_cannot_be_removed_says_so_and_names_it(
     docs = tmp_path / "docs"
     put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
     base = "sources/document/files/docs"
-    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths_with_report([docs])[0]])
 
     def refused(self: Path, missing_ok: bool = False) -> None:
         raise PermissionError(13, "Permission denied", str(self))
@@ -894,11 +893,11 @@ def test_a_move_whose_old_note_cannot_be_removed_says_so_and_names_it(
     with monkeypatch.context() as patch:
         patch.setattr(Path, "unlink", refused)
         with pytest.raises(VaultError) as caught:
-            write_documents(vault, parse_document_paths([docs]))
+            write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert caught.value.message == f"cannot remove the note moved to {base}/Note A.md (Permission denied)"
     assert caught.value.path == str(vault / base / "note-a.md")
     assert sorted(p.name for p in (vault / base).iterdir()) == ["Note A.md", "note-a.md"]
-    assert write_documents(vault, parse_document_paths([docs])).renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
+    assert write_documents(vault, parse_document_paths_with_report([docs])[0]).renamed == [(f"{base}/note-a.md", f"{base}/Note A.md")]
 
 
 
@@ -909,8 +908,8 @@ def test_a_note_a_killed_move_left_and_you_edited_stays(tmp_path: Path, vault: P
     put(docs / "Note A.md", "# Note A\n\nThe heron nests by the lake.\n")
     put(docs / "Note B.md", "# Note B\n\nThe otter swims in the river.\n")
     base = vault / "sources/document/files/docs"
-    write_documents(vault, [replace(d, name=None) for d in parse_document_paths([docs])])
-    for doc in parse_document_paths([docs]):  # each one's move killed
+    write_documents(vault, [replace(d, name=None) for d in parse_document_paths_with_report([docs])[0]])
+    for doc in parse_document_paths_with_report([docs])[0]:  # each one's move killed
         with monkeypatch.context() as patch:
             _kill_at(patch, "unlink")
             with pytest.raises(Killed):
@@ -919,7 +918,7 @@ def test_a_note_a_killed_move_left_and_you_edited_stays(tmp_path: Path, vault: P
     left = base / "note-b.md"
     left.write_text(left.read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
     mine = left.read_bytes()
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert again.renamed == [("sources/document/files/docs/note-a.md", "sources/document/files/docs/Note A.md")]
     assert sorted(p.name for p in base.iterdir()) == ["Note A.md", "Note B.md", "note-b.md"] and left.read_bytes() == mine
 
@@ -961,7 +960,7 @@ def test_two_file_names_differing_in_case_only_are_two_notes_on_every_system(tmp
     links are case-insensitive."""
     put(tmp_path / "docs" / "Plan.md", "The upper one.\n")
     put(tmp_path / "docs" / "plan.md", "The lower one.\n")
-    written = write_documents(vault, parse_document_paths([tmp_path / "docs"])).written
+    written = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0]).written
     assert sorted(written) == ["sources/document/files/docs/Plan.md", "sources/document/files/docs/plan-2.md"]
 
 
@@ -993,8 +992,8 @@ def test_documents_with_long_names_in_any_script_are_written(tmp_path: Path, vau
     short = "Plan Q3 ö"
     for name in (cjk, emoji, short):
         put(docs / f"{name}.txt", f"The heron nests by the lake ({name[:3]}).\n")
-    written = write_documents(vault, parse_document_paths([docs])).written
+    written = write_documents(vault, parse_document_paths_with_report([docs])[0]).written
     assert sorted(Path(p).stem for p in written) == sorted([cjk, "🦜" * 60, short])
     for p in written:
         assert "The heron nests by the lake" in (vault / p).read_text(encoding="utf-8")
-    assert sorted(write_documents(vault, parse_document_paths([docs])).unchanged) == sorted(written)
+    assert sorted(write_documents(vault, parse_document_paths_with_report([docs])[0]).unchanged) == sorted(written)

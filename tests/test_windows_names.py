@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vaultmind.entities.registry_store import slug_of
-from vaultmind.ingest.document import parse_document_paths
+from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.names import readable_name, scope_folder, slugify
 from vaultmind.ingest.writer import write_documents
 from vaultmind.vault.layout import windows_safe
@@ -38,11 +38,11 @@ def test_documents_named_as_windows_devices_get_names_windows_can_hold(tmp_path:
     )
     for name in names:
         (docs / name).write_text(f"The text of {name}.\n", encoding="utf-8")
-    written = write_documents(vault, parse_document_paths([docs])).written
+    written = write_documents(vault, parse_document_paths_with_report([docs])[0]).written
     made = sorted(Path(path).name for path in written)
     assert len(made) == len(names) and not [n for n in made if _windows_keeps(n)], made
     assert "Console.md" in made, "a name that only starts like one stays as it is"
-    again = write_documents(vault, parse_document_paths([docs]))
+    again = write_documents(vault, parse_document_paths_with_report([docs])[0])
     assert again.written == [] and sorted(again.unchanged) == sorted(written)
 
 

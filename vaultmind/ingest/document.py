@@ -253,14 +253,3 @@ def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: l
             doc = replace(doc, source_id=doc.source_id + suffix, legacy_source_id=f"{doc.legacy_source_id}{suffix}")
         out.append(doc)
     return out
-
-
-def parse_document_paths(paths: Sequence[Path]) -> list[DocumentInput]:
-    """`parse_document_paths_with_report` without the report; raises if nothing was found."""
-    docs, warnings = parse_document_paths_with_report(paths)
-    if not docs:
-        raise IngestError(
-            f"no document ({DOCUMENT_KINDS}) found in " + ", ".join(str(p) for p in paths),
-            hint="; ".join(warnings[:3]) or None,
-        )
-    return docs
