@@ -134,6 +134,15 @@ def vault(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def cli_vault(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`vault` as the command line takes it (it holds vaultmind's state folder), which it opens
+    with no embedder."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    (vault / ".vaultmind").mkdir()
+    return vault
+
+
+@pytest.fixture
 def config(vault: Path) -> Config:
     return load_config(vault, embed_provider="none")
 

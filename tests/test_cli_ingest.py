@@ -15,19 +15,7 @@ from tests.unprivileged import can_drop_privileges, run_unprivileged
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 
-
-@pytest.fixture(autouse=True)
-def _no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
-
-
-@pytest.fixture
-def vault(vault: Path) -> Path:
-    """A folder the command line takes for a vault: it holds vaultmind's state folder."""
-    (vault / ".vaultmind").mkdir()
-    return vault
-
-
+pytestmark = pytest.mark.usefixtures("cli_vault")  # every test: a vault the command line takes, no embedder
 
 
 def test_ingest_writes_and_indexes(tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]) -> None:

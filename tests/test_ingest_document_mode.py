@@ -53,10 +53,9 @@ def test_through_the_running_daemon(vault: Path, daemon: Memory) -> None:
 
 
 def test_the_command_line_takes_the_text_from_standard_input(
-    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cli_vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (vault / ".vaultmind").mkdir()
-    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = cli_vault
     monkeypatch.setattr("sys.stdin", io.StringIO("Tickets cost 4 euros at the kiosk.\n"))
     code, out, _ = run_main(capsys, "query", "ingest", "Ferry tickets", "--source-id", "agent:tickets", "--vault", str(vault))
     assert code == 0

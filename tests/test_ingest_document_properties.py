@@ -10,17 +10,7 @@ import pytest
 from tests.conftest import run_main, snapshot_files, write
 from vaultmind.markdown.note import parse_note
 
-
-@pytest.fixture(autouse=True)
-def _no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
-
-
-@pytest.fixture
-def vault(vault: Path) -> Path:
-    """A folder the command line takes for a vault: it holds vaultmind's state folder."""
-    (vault / ".vaultmind").mkdir()
-    return vault
+pytestmark = pytest.mark.usefixtures("cli_vault")  # every test: a vault the command line takes, no embedder
 
 
 TRIP = "---\nstart: 2024-05-01\nend: 2024-05-07\nloc: Lisbon Alfama\ntags: [travel, family]\n---\n"

@@ -37,17 +37,7 @@ REF = re.compile(
 )
 
 
-@pytest.fixture(autouse=True)
-def _no_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
-
-
-@pytest.fixture
-def vault(vault: Path) -> Path:
-    (vault / ".vaultmind").mkdir()
-    return vault
-
-
+pytestmark = pytest.mark.usefixtures("cli_vault")  # every test: a vault the command line takes, no embedder
 
 
 def _exports(folder: Path) -> list[Path]:

@@ -45,13 +45,12 @@ def berlin(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_a_time_without_an_offset_is_the_askers_clock_time_in_every_command(
-    vault: Path, tokyo: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    cli_vault: Path, tokyo: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """In Tokyo, `query window 2024-06-12T18:30 2024-06-12T19:30` is 09:30–10:30 UTC, as `walk
     --at 2024-06-13T08:00` is 23:00 UTC the day before: every time the command line is given
     without an offset is read on this machine's clock (an API client's is UTC, as before)."""
-    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
-    (vault / ".vaultmind").mkdir()
+    vault = cli_vault
     write_slack_day(vault, "2024-06-12", [("Alice Chen", "10:00", "Budget approved for the servers."), ("Carol Diaz", "10:40", "Servers ordered.")])
     _, window, _ = run_main(capsys, "query", "window", "2024-06-12T18:30", "2024-06-12T19:30", "--vault", str(vault), "--json")
     assert [h["content"] for h in window["hits"]] == ["Budget approved for the servers."]
