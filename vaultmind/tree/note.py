@@ -38,6 +38,7 @@ from vaultmind.markdown.render import Quoted, note_text, render_note
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
 USER_TREE_PREFIX = "notes:"
+MAILBOX_KIND = "email"  # a mailbox's tree id: `email:<account>`, its threads' notes titled by their subjects
 ROOT_USER_TREE = "notes:/"
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -98,7 +99,7 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"; "Ana and Ben" … "Ana and Ben · part 2" →
     "Ana and Ben"); a folder of your notes
     ("notes:Projects" → "Projects"); else — threads of a mailbox with nothing in common — the
-    tree id."""
+    mailbox ("email:inbox" → "Mailbox inbox"), or the tree id of another source."""
     if tree == ROOT_USER_TREE:
         return "Notes"
     if tree.startswith(USER_TREE_PREFIX):
@@ -106,7 +107,7 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     first = _DATED_TITLE_RE.sub("", " ".join((first_title or "").split()))
     last = _DATED_TITLE_RE.sub("", " ".join((last_title or first_title or "").split()))
     if first == last:
-        return first or tree
+        return first or _source_name(tree)
     shared = first[: next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))]
     longer = max(first, last, key=len)
     # one title is the other's start ("Ana and Ben", "Ana and Ben · part 2"): all of it is shared
@@ -114,7 +115,14 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     whole = len(shared) == min(len(first), len(last)) and _TITLE_SEPARATOR_RE.match(longer, len(shared))
     cut = len(shared) if whole else max((m.start() for m in _TITLE_SEPARATOR_RE.finditer(shared)), default=0)
     common = shared[:cut].strip()
-    return common if common and not _REPLY_PREFIX_RE.match(common) else tree
+    return common if common and not _REPLY_PREFIX_RE.match(common) else _source_name(tree)
+
+
+def _source_name(tree: str) -> str:
+    """A source named by its tree id alone: a mailbox as one (`email:inbox` → "Mailbox inbox"),
+    whose threads' subjects say nothing of the others; another source by its id."""
+    kind, sep, name = tree.partition(":")
+    return f"Mailbox {name}" if sep and kind == MAILBOX_KIND and name else tree
 
 
 def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:
