@@ -35,13 +35,14 @@ from urllib.parse import quote, unquote
 from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import Quoted, note_text, render_note
-from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR, ascii_letters
 
 USER_TREE_PREFIX = "notes:"
 MAILBOX_KIND = "email"  # a mailbox's tree id: `email:<account>`, its threads' notes titled by their subjects
 ROOT_USER_TREE = "notes:/"
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
+_OTHER_SCRIPT_RE = re.compile(r"[^\W_a-z0-9]")  # a letter or digit that is not ASCII: a slug leaves it out
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MARKDOWN_LINK_RE = re.compile(r"^\s*\[([^\[\]]*)\]\(([^()\s]+)\)\s*$")  # `[label](Notes/C%23%20tips.md#Setup)`
@@ -80,16 +81,28 @@ def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
 
 
 def tree_slug(tree: str) -> str:
-    """The folder name of a tree: `slack:acme/general` → `slack-acme-general`."""
+    """The folder name a tree is given (`folders.tree_folders`): its id in lower case, Latin
+    letters in ASCII (`ascii_letters`), every run of other characters one `-`
+    (`slack:acme/general` → `slack-acme-general`, `whatsapp:Straße Crew` →
+    `whatsapp-strasse-crew`); `-` and 8 hex of the id's sha256 after it when letters of another
+    script were left out (`whatsapp:家族` → `whatsapp-<hex>`) or it is long."""
     if tree == ROOT_USER_TREE:
         return "notes"
-    slug = _SLUG_RE.sub("-", tree.lower()).strip("-")
+    folded = ascii_letters(tree).lower()
+    slug = _SLUG_RE.sub("-", folded).strip("-")
+    digest = tree_digest(tree)
     if not slug:
         slug = "tree-" + hashlib.sha256(tree.encode("utf-8")).hexdigest()[:12]
-    if len(slug) > _MAX_SLUG:
-        digest = hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
+    elif len(slug) > _MAX_SLUG:
         slug = slug[: _MAX_SLUG - 9].rstrip("-") + "-" + digest
+    elif _OTHER_SCRIPT_RE.search(folded):
+        slug = f"{slug}-{digest}"
     return slug
+
+
+def tree_digest(tree: str) -> str:
+    """8 hex of the sha256 of a tree id: what tells apart two trees whose slugs are one."""
+    return hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
 
 
 def tree_label(tree: str, first_title: str | None, last_title: str | None = None) -> str:
@@ -159,10 +172,11 @@ SUMMARY_PATHS = 8
 the one before (a seal goes around your note, never over it)."""
 
 
-def summary_path(tree: str, level: int, sid: str, n: int = 1) -> str:
-    """The `n`-th path of a summary (1: `<id>.md`; n > 1: `<id>-<n>.md`)."""
+def summary_path(folder: str, level: int, sid: str, n: int = 1) -> str:
+    """The `n`-th path of a summary in its tree's `folder` (`folders.tree_folders`; 1: `<id>.md`;
+    n > 1: `<id>-<n>.md`)."""
     name = sid if n == 1 else f"{sid}-{n}"
-    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{name}{NOTE_SUFFIX}"
+    return f"{SUMMARIES_DIR}/{folder}/L{level}/{name}{NOTE_SUFFIX}"
 
 
 def is_vaultminds(fm: dict[str, Any], body: str) -> bool:
