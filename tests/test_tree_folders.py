@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,12 +10,16 @@ from pathlib import Path
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush
 from vaultmind.tree.fallback import FallbackSummarizer
-from vaultmind.tree.note import tree_digest, tree_slug
+from vaultmind.tree.note import tree_slug
 from vaultmind.tree.view import tree_view
 
 from .treekit import chat_day, summary_rows, tree_config
 
 LATER = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+def tree_digest(tree: str) -> str:
+    return hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
 
 
 def _folders(memory: Memory) -> dict[str, set[str]]:
