@@ -129,7 +129,8 @@ def test_a_summary_s_markdown_link_is_a_link_of_the_index_and_finds_its_summary_
 
 def test_an_index_whose_summaries_hold_markdown_links_is_rebuilt_for_them(vault: Path) -> None:
     """Migration 0035: an index from before (the front matter's Markdown links not recorded) that
-    holds such a note is rebuilt once, and then records them; one without is not rebuilt."""
+    holds such a summary is rebuilt once, and then records them; one without is not rebuilt (a
+    note of yours with one records it when it next changes)."""
     write(vault, "Notes/C# tips.md", BODY)
     with Memory.open(tree_config(vault)) as memory:
         memory.sync()
@@ -144,6 +145,7 @@ def test_an_index_whose_summaries_hold_markdown_links_is_rebuilt_for_them(vault:
             ("Notes/C# tips.md", "markdown")
         ]
     (vault / row["note_path"]).unlink()
+    write(vault, "Reading.md", '---\nsource: "[the paper](Papers/Tidal%20energy.pdf)"\n---\nRead it.\n')
     with Memory.open(tree_config(vault)) as memory:
         memory.sync()
         memory.index.con.execute("DELETE FROM migrations WHERE name = '0035_front_matter_markdown_links'")

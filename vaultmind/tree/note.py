@@ -3,9 +3,10 @@
 Pure functions: no index, no I/O.
 
 - tree ids: a source note's `source_id`; `notes:<top folder>` (or `notes:/` for notes at the
-  vault's root) for your own notes. The folder of a tree is its slug.
+  vault's root) for your own notes. The folder of a tree is its slug (`tree_slug`), or the one
+  its summaries are in (`folders.tree_folders`).
 - summary id: `s-` + 16 hex of sha256(tree, level, child ids), so the same children always give
-  the same id and the same path `summaries/<tree-slug>/L<n>/<id>.md`.
+  the same id and the same path `summaries/<tree folder>/L<n>/<id>.md`.
 - children: Obsidian wikilinks, quoted. At level 1 a child is a leaf: `[[note#^block]]` for a
   message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
   an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
