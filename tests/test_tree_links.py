@@ -101,3 +101,53 @@ def test_a_note_whose_name_ends_a_wikilink_is_summarized_with_a_markdown_link_ob
         assert not again.sealed and not again.unsealed and not again.aborted
         assert not reseal_stale(memory, max_nodes=10, summarizer=FALLBACK).unsealed
         assert snapshot_files(vault) == files
+
+
+def test_a_summary_s_markdown_link_is_a_link_of_the_index_and_finds_its_summary_again(vault: Path) -> None:
+    """A Markdown link in `children` (front matter) is recorded in `links` with its path decoded,
+    as a wikilink is: a note deleted and written back (a sync tool's delete and create) makes its
+    summary whole again, as it does the summary of a note linked by a wikilink."""
+    write(vault, "Notes/C# tips.md", BODY)
+    write(vault, "Other/Plain tips.md", BODY.replace("Friday", "Monday"))
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        assert not maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK).aborted
+        rows = {row["tree"]: row for row in summary_rows(memory)}
+        assert set(rows) == {"notes:Notes", "notes:Other"}
+        links = memory.index.query("SELECT src_path, target, kind, heading FROM links ORDER BY 1")
+        assert (rows["notes:Notes"]["note_path"], "Notes/C# tips.md", "markdown", "Plan") in links
+        assert (rows["notes:Other"]["note_path"], "Other/Plain tips", "wikilink", "Plan") in links
+        for path in ("Notes/C# tips.md", "Other/Plain tips.md"):
+            text = (vault / path).read_text(encoding="utf-8")
+            (vault / path).unlink()
+            memory.sync()
+            assert all(row["stale"] for row in summary_rows(memory) if row["tree"] == "notes:" + path.split("/")[0])
+            write(vault, path, text)
+            memory.sync()
+            assert not any(row["stale"] for row in summary_rows(memory)), path
+
+
+def test_an_index_whose_summaries_hold_markdown_links_is_rebuilt_for_them(vault: Path) -> None:
+    """Migration 0035: an index from before (the front matter's Markdown links not recorded) that
+    holds such a summary is rebuilt once, and then records them; one without is not rebuilt (a
+    note of yours with one records it when it next changes)."""
+    write(vault, "Notes/C# tips.md", BODY)
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        assert not maintain(memory, now=LATER, flush_all=True, summarizer=FALLBACK).aborted
+        (row,) = summary_rows(memory)
+        memory.index.con.execute("DELETE FROM links")  # as an index from before read it
+        memory.index.con.execute("DELETE FROM migrations WHERE name = '0035_front_matter_markdown_links'")
+    with Memory.open(tree_config(vault)) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.query("SELECT target, kind FROM links WHERE src_path = ?", [row["note_path"]]) == [
+            ("Notes/C# tips.md", "markdown")
+        ]
+    (vault / row["note_path"]).unlink()
+    write(vault, "Reading.md", '---\nsource: "[the paper](Papers/Tidal%20energy.pdf)"\n---\nRead it.\n')
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        memory.index.con.execute("DELETE FROM migrations WHERE name = '0035_front_matter_markdown_links'")
+    with Memory.open(tree_config(vault)) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None

@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.cli.main import main
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.refresh import refresh_summaries
 
 from .conftest import write
+from .test_ingest_email import M1, M2, M3, OTHER, write_mbox
 from .treekit import PEOPLE, chat_day, summary_rows, text, tree_config
 
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
@@ -130,3 +133,25 @@ def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_w
         assert split_frontmatter((vault / new["path"]).read_text(encoding="utf-8")).data["title"] != "Venue week"
         waiting = memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'")
         assert waiting == 0
+
+
+def test_a_mailbox_s_summaries_are_titled_after_the_mailbox_not_its_id(vault: Path, tmp_path: Path) -> None:
+    """The threads of a mailbox share nothing ("Q3 budget", "Offsite"): its summaries are titled
+    after the mailbox and their days ("Mailbox alice-example.com · 2024-03-11 · summary L1"),
+    not after the tree id ("email:alice-example.com · …"); one titled so before is retitled."""
+    mbox = write_mbox(tmp_path / "alice@example.com.mbox", M1, M2, M3, OTHER)
+    Memory.open(tree_config(vault)).close()  # the vault's index, which the ingest writes to
+    assert main(["ingest", "email", str(mbox), "--vault", str(vault)]) == 0
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        sealed = flush(memory, now=datetime(2030, 1, 1, tzinfo=UTC), summarizer=FallbackSummarizer()).sealed
+        assert sealed and {row["tree"] for row in sealed} == {"email:alice-example.com"}
+        for row in sealed:
+            title = str(split_frontmatter((vault / row["path"]).read_text(encoding="utf-8")).data["title"])
+            assert title.startswith("Mailbox alice-example.com · 2024-03-1") and title.endswith(" · summary L1"), title
+        path = vault / sealed[0]["path"]
+        text = path.read_text(encoding="utf-8")
+        path.write_text(text.replace("Mailbox alice-example.com", "email:alice-example.com"), encoding="utf-8")
+        memory.sync()
+        assert refresh_summaries(memory).refreshed
+        assert path.read_text(encoding="utf-8") == text

@@ -48,6 +48,7 @@ from vaultmind.tree.note import (
     summary_link,
     summary_path,
     summary_title,
+    tree_slug,
 )
 from vaultmind.tree.refresh import refresh_summaries
 from vaultmind.tree.settings import TreeSettings
@@ -86,7 +87,7 @@ def _fold_level_1(memory: Memory, per_summary: int) -> list[str]:
         for at in range(0, len(leaves), per_summary):
             group = leaves[at : at + per_summary]
             sid = summary_id(tree, 1, [g[1] for g in group])
-            path = summary_path(tree, 1, sid)
+            path = summary_path(tree_slug(tree), 1, sid)
             start, end = group[0][5], group[-1][5]
             note = SummaryNote(
                 id=sid, tree=tree, level=1,
@@ -117,7 +118,7 @@ def _fold_level(memory: Memory, level: int, fanout: int) -> list[str]:
         for at in range(0, len(children) - fanout + 1, fanout):
             group = children[at : at + fanout]
             sid = summary_id(tree, level, [g[1] for g in group])
-            path = summary_path(tree, level, sid)
+            path = summary_path(tree_slug(tree), level, sid)
             start, end = group[0][4], group[-1][5]
             note = SummaryNote(
                 id=sid, tree=tree, level=level,

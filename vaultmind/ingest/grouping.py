@@ -12,11 +12,10 @@ from datetime import tzinfo
 from vaultmind.errors import VaultmindError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import IngestReport, SourceBatch
-from vaultmind.ingest.names import note_path, scope_folder
+from vaultmind.ingest.names import batch_folder, note_path
 from vaultmind.ingest.plan import Group
 from vaultmind.ingest.revisions import apply_edit, versions
 from vaultmind.markdown.render import CALLOUT_TYPES, Message, SourceMeta, note_text, to_utc
-from vaultmind.vault.layout import SOURCES_DIR
 
 
 def _normalize(message: Message, meta: SourceMeta) -> Message:
@@ -47,7 +46,7 @@ def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tz
         if not meta.source_id:
             raise IngestError("a batch has an empty source_id")
         single = None if batch.bucket == "day" else note_path(batch)
-        folder = f"{SOURCES_DIR}/{meta.kind}/{scope_folder(meta.scope)}"
+        folder = batch_folder(batch)
         quoted = {quote.message_id: quote for quote in batch.quoted}
         earlier: dict[str, tuple[str, ...]] = {}
         for message_id, text in batch.earlier_texts:

@@ -12,9 +12,8 @@ from pathlib import Path
 
 from vaultmind.ingest.held import message_ids, notes_below
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.ingest.names import scope_folder
+from vaultmind.ingest.names import batch_folders
 from vaultmind.markdown.render import Message
-from vaultmind.vault.layout import SOURCES_DIR
 
 _READING = {"DMY": "day/month", "MDY": "month/day"}
 
@@ -70,9 +69,10 @@ def keep_held_orders(vault: Path, batches: Sequence[SourceBatch]) -> tuple[list[
 
 
 def _held_ids(vault: Path, batch: SourceBatch) -> set[str]:
-    """The message ids the notes of `batch`'s conversation folder hold."""
+    """The message ids the notes of `batch`'s conversation folder hold (or of the folder an
+    earlier vaultmind named it)."""
     held: set[str] = set()
-    for note in notes_below(vault / SOURCES_DIR / batch.meta.kind / scope_folder(batch.meta.scope)):
+    for note in (note for folder in batch_folders(batch) for note in notes_below(vault / folder)):
         try:
             held.update(message_ids(note.read_bytes()))
         except OSError:

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from vaultmind.ingest.held import Existing, carries, message_ids, read_existing
 from vaultmind.ingest.model import IngestReport, SourceBatch
-from vaultmind.ingest.names import in_siblings, note_path, scope_folder, slugify
+from vaultmind.ingest.names import batch_folder, batch_folders, in_siblings, note_path, scope_folder, slugify
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.ingest.slack import ALONE_TEAM
 from vaultmind.markdown.render import note_text, to_utc
@@ -152,6 +152,18 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
 
 
+def in_earlier_folder(plan: Plan, batch: SourceBatch) -> SourceBatch:
+    """`batch` in the folder an earlier vaultmind gave its scope (`names.earlier_scope_folder`:
+    `whatsapp/strae-crew` for "Straße Crew") when its source's notes are there and none are in
+    the folder its scope has now: a conversation's notes never split across two folders."""
+    own, *earlier = batch_folders(batch)
+    if not earlier:
+        return batch
+    platform = "/".join(own.split("/")[:3])
+    folders = plan.source_folders(platform).get(batch.meta.source_id, [])
+    return replace(batch, folder=earlier[0]) if earlier[0] in folders and own not in folders else batch
+
+
 def _case_renamed(plan: Plan, batch: SourceBatch, stem: str, sources: dict[str, list[str]]) -> list[tuple[str, str]]:
     """(source id, scope) of a WhatsApp chat whose name differs from `stem` (the batch's id) only
     in case — a contact renamed "alice" → "Alice", a file renamed — and which shares most of the
@@ -198,7 +210,7 @@ def _by_name(plan: Plan, batch: SourceBatch, sources: dict[str, list[str]]) -> l
     own = batch.meta.source_id
     found = [(i, scope) for i, scope in batch.by_name if i != own and sources.get(i)]
     if batch.name_only:
-        folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+        folder = batch_folder(batch)
         depth, name = folder.count("/"), folder.rsplit("/", 1)[-1]
         for source_id, folders in sorted(sources.items()):
             here = [f for f in folders if f.count("/") == depth and f.rsplit("/", 1)[-1] == name]

@@ -48,6 +48,9 @@ class SourceBatch:
     legacy_source_id: str | None = None
     legacy_scope: str | None = None
     legacy_note_name: str | None = None
+    # the folder its source's notes are in, which an earlier vaultmind named otherwise (letters
+    # no accent makes were left out): its notes join them there (`matching.in_earlier_folder`)
+    folder: str | None = None
     known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
     # a conversation known by its name only (a Slack channel's file given alone carries no channel
     # id): a source of its platform in a folder of its name is this conversation (`matching._by_name`)

@@ -6,11 +6,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 
 from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import SourceBatch
-from vaultmind.vault.layout import SOURCES_DIR, utf8_prefix, windows_safe
+from vaultmind.vault.layout import SOURCES_DIR, ascii_letters, utf8_prefix, windows_safe
 
 SLUG_MAX = 80
 # A readable name's longest UTF-8 form: with a sibling's number and `.md` (`.12.md`) its file
@@ -67,15 +68,40 @@ def readable_folder(text: str) -> str:
 
 
 def scope_folder(scope: str) -> str:
-    """The folder path of a scope: every `/`-separated segment slugified (`Slack/Acme` → `slack/acme`)."""
-    parts = [slugify(part) for part in scope.split("/") if part.strip()]
+    """The folder path of a scope: every `/`-separated segment slugified, its Latin letters in
+    ASCII first (`vault.layout.ascii_letters`: `Slack/Acme` → `slack/acme`, `whatsapp/Straße
+    Crew` → `whatsapp/strasse-crew`)."""
+    return _folder_of(scope, ascii_letters)
+
+
+def earlier_scope_folder(scope: str) -> str:
+    """The folder path an earlier vaultmind gave a scope: letters no accent makes left out
+    (`whatsapp/Straße Crew` → `whatsapp/strae-crew`). Its notes stay there (`batch_folder`)."""
+    return _folder_of(scope, lambda part: part)
+
+
+def _folder_of(scope: str, letters: Callable[[str], str]) -> str:
+    parts = [slugify(letters(part)) for part in scope.split("/") if part.strip()]
     return "/".join(parts) or "unknown"
+
+
+def batch_folder(batch: SourceBatch) -> str:
+    """Vault-relative folder of a batch's notes: the one its source's notes are in when an earlier
+    vaultmind named it otherwise (`SourceBatch.folder`), else its scope's (`scope_folder`)."""
+    return batch.folder or f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+
+
+def batch_folders(batch: SourceBatch) -> tuple[str, ...]:
+    """The folders a batch's notes may be in: its own (`batch_folder`), then the one an earlier
+    vaultmind gave its scope (`earlier_scope_folder`) when that is another."""
+    earlier = f"{SOURCES_DIR}/{batch.meta.kind}/{earlier_scope_folder(batch.meta.scope)}"
+    return tuple(dict.fromkeys((batch_folder(batch), earlier)))
 
 
 def note_path(batch: SourceBatch, day: str | None = None) -> str:
     """Vault-relative path of a batch's note: by `day` (of the vault's zone) for bucket "day",
     else `note_name`."""
-    folder = f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(batch.meta.scope)}"
+    folder = batch_folder(batch)
     if batch.bucket == "day":
         if day is None:
             raise UsageError("a day-bucketed note needs its day")

@@ -61,7 +61,14 @@ from vaultmind.ingest.documents_plan import doc_body, doc_folder, doc_notes, fil
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.grouping import group_batches
 from vaultmind.ingest.held import Existing
-from vaultmind.ingest.matching import as_earlier, held_elsewhere, home_note, joined_batches, own_note
+from vaultmind.ingest.matching import (
+    as_earlier,
+    held_elsewhere,
+    home_note,
+    in_earlier_folder,
+    joined_batches,
+    own_note,
+)
 from vaultmind.ingest.messages_plan import plan_group
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.plan import Plan
@@ -260,7 +267,8 @@ def write_batches(
     parts (`ingest.parts`). `progress("planning", done, total)` as each note is planned, and
     `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
-    groups = group_batches([as_earlier(plan, batch) for batch in joined_batches(batches, plan.report)], plan.report, zone)
+    batches = [in_earlier_folder(plan, as_earlier(plan, batch)) for batch in joined_batches(batches, plan.report)]
+    groups = group_batches(batches, plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
     homed = [not own_note(plan, g) and home_note(plan, g, held_elsewhere(plan, g)) is not None for g in groups]

@@ -5,6 +5,7 @@ or math is counted) plus the front matter's `tags` and wikilinks in its values.
 
 Conventions (see docs/vault-format.md):
 - `Link.line` is 1-based in the body; links found in front matter values have line 0.
+- A Markdown link's target is its path decoded (`Notes/C%23%20tips.md` → `Notes/C# tips.md`).
 - `[[Note#A#B]]` keeps the last heading ("B"), as Obsidian resolves it.
 - Tags are returned without "#", lower-cased, nested kept ("a/b"), in first-seen order,
   front matter tags first. A tag needs at least one letter or "_" (`#123`, `#2024-03` are not tags).
@@ -193,7 +194,10 @@ def frontmatter_tags(data: Mapping[str, Any]) -> list[str]:
 
 
 def frontmatter_links(data: Mapping[str, Any]) -> list[Link]:
-    """Wikilinks written in front matter string values (Obsidian shows them as links); line 0."""
+    """Links written in front matter string values, line 0: wikilinks (Obsidian shows them as
+    links), then Markdown links to vault files (`[C# tips](Notes/C%23%20tips.md)`, their path
+    decoded: what a summary's `children` hold for a note no wikilink can name; Obsidian shows
+    them as text)."""
     out: list[Link] = []
 
     def walk(value: Any) -> None:
@@ -202,6 +206,13 @@ def frontmatter_links(data: Mapping[str, Any]) -> list[Link]:
                 for m in _WIKILINK_RE.finditer(value):
                     embed = m.start() > 0 and value[m.start() - 1] == "!"
                     link = parse_wikilink(m.group(1), embed=embed, line=0)
+                    if link is not None:
+                        out.append(link)
+                value = _WIKILINK_RE.sub(_same_length_mask, value)
+            if "](" in value:
+                for m in _MDLINK_RE.finditer(value):
+                    embed = m.start() > 0 and value[m.start() - 1] == "!"
+                    link = _markdown_link(m.group(2), embed=embed, line=0)
                     if link is not None:
                         out.append(link)
         elif isinstance(value, list):

@@ -209,8 +209,9 @@ class TreeDeriver:
         while ids or paths:
             stems = {(p[: -len(NOTE_SUFFIX)] if p.lower().endswith(NOTE_SUFFIX) else p).lower() for p in paths}
             # a link by name only (`[[Helen Okafor]]`, Obsidian's shortest form) or by the end of
-            # the path (`[[team/Helen O]]`, when two notes share the name), in any case, names it
-            parts = [stem.split("/") for stem in stems]
+            # the path (`[[team/Helen O]]`, when two notes share the name), in any case, names it;
+            # so does a Markdown link, which keeps `.md` (`[C# tips](Notes/C%23%20tips.md)`)
+            parts = [name.split("/") for name in stems | {p.lower() for p in paths}]
             targets = sorted({"/".join(split[i:]) for split in parts for i in range(len(split))})
             found = execute_with(
                 con,

@@ -40,6 +40,7 @@ from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.folders import tree_folders
 from vaultmind.tree.hydrate import hydrate, source_label, summary_entity_links
 from vaultmind.tree.note import (
     SUMMARY_KEYS,
@@ -349,8 +350,9 @@ class _Sealer:
                 return self._abort(
                     tree, level, "the buffer changed while sealing (another seal won); nothing written"
                 )
+            folder = tree_folders(self.index, [tree])[tree]
             for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
-                path = summary_path(tree, level + 1, sid, n)
+                path = summary_path(folder, level + 1, sid, n)
                 try:
                     outcome = self._write(path, note)
                 except OSError as exc:  # no room, no permission, a file where a folder goes: this tree waits
@@ -362,7 +364,7 @@ class _Sealer:
                 return self._abort(
                     tree,
                     level,
-                    f"notes of yours hold all {SUMMARY_PATHS} paths of {sid} ({summary_path(tree, level + 1, sid)}, "
+                    f"notes of yours hold all {SUMMARY_PATHS} paths of {sid} ({summary_path(folder, level + 1, sid)}, "
                     f"…-2 … -{SUMMARY_PATHS}); move one of them away and the next flush seals it",
                 )
             self.memory.sync_paths([path])

@@ -3,9 +3,10 @@
 Pure functions: no index, no I/O.
 
 - tree ids: a source note's `source_id`; `notes:<top folder>` (or `notes:/` for notes at the
-  vault's root) for your own notes. The folder of a tree is its slug.
+  vault's root) for your own notes. The folder of a tree is its slug (`tree_slug`), or the one
+  its summaries are in (`folders.tree_folders`).
 - summary id: `s-` + 16 hex of sha256(tree, level, child ids), so the same children always give
-  the same id and the same path `summaries/<tree-slug>/L<n>/<id>.md`.
+  the same id and the same path `summaries/<tree folder>/L<n>/<id>.md`.
 - children: Obsidian wikilinks, quoted. At level 1 a child is a leaf: `[[note#^block]]` for a
   message, `[[note#Heading]]` / `[[note]]` for a section; when several sections of a note share
   an anchor, the link carries `|<title> · part <k>` (the k-th leaf with that anchor, in note
@@ -35,12 +36,14 @@ from urllib.parse import quote, unquote
 from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import Quoted, note_text, render_note
-from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
+from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR, ascii_letters
 
 USER_TREE_PREFIX = "notes:"
+MAILBOX_KIND = "email"  # a mailbox's tree id: `email:<account>`, its threads' notes titled by their subjects
 ROOT_USER_TREE = "notes:/"
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
+_OTHER_SCRIPT_RE = re.compile(r"[^\W_a-z0-9]")  # a letter or digit that is not ASCII: a slug leaves it out
 _LINK_RE = re.compile(r"^\s*!?\[\[([^\[\]|#]*)(?:#([^\[\]|]*))?(?:\|([^\[\]]*))?\]\]\s*$")
 _PART_RE = re.compile(r"·\s*part\s+(\d+)\s*$")
 _MARKDOWN_LINK_RE = re.compile(r"^\s*\[([^\[\]]*)\]\(([^()\s]+)\)\s*$")  # `[label](Notes/C%23%20tips.md#Setup)`
@@ -79,16 +82,28 @@ def tree_for_note(kind: str, path: str, source_id: str | None) -> str | None:
 
 
 def tree_slug(tree: str) -> str:
-    """The folder name of a tree: `slack:acme/general` → `slack-acme-general`."""
+    """The folder name a tree is given (`folders.tree_folders`): its id in lower case, Latin
+    letters in ASCII (`ascii_letters`), every run of other characters one `-`
+    (`slack:acme/general` → `slack-acme-general`, `whatsapp:Straße Crew` →
+    `whatsapp-strasse-crew`); `-` and 8 hex of the id's sha256 after it when letters of another
+    script were left out (`whatsapp:家族` → `whatsapp-<hex>`) or it is long."""
     if tree == ROOT_USER_TREE:
         return "notes"
-    slug = _SLUG_RE.sub("-", tree.lower()).strip("-")
+    folded = ascii_letters(tree).lower()
+    slug = _SLUG_RE.sub("-", folded).strip("-")
+    digest = tree_digest(tree)
     if not slug:
         slug = "tree-" + hashlib.sha256(tree.encode("utf-8")).hexdigest()[:12]
-    if len(slug) > _MAX_SLUG:
-        digest = hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
+    elif len(slug) > _MAX_SLUG:
         slug = slug[: _MAX_SLUG - 9].rstrip("-") + "-" + digest
+    elif _OTHER_SCRIPT_RE.search(folded):
+        slug = f"{slug}-{digest}"
     return slug
+
+
+def tree_digest(tree: str) -> str:
+    """8 hex of the sha256 of a tree id: what tells apart two trees whose slugs are one."""
+    return hashlib.sha256(tree.encode("utf-8")).hexdigest()[:8]
 
 
 def tree_label(tree: str, first_title: str | None, last_title: str | None = None) -> str:
@@ -98,7 +113,7 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"; "Ana and Ben" … "Ana and Ben · part 2" →
     "Ana and Ben"); a folder of your notes
     ("notes:Projects" → "Projects"); else — threads of a mailbox with nothing in common — the
-    tree id."""
+    mailbox ("email:inbox" → "Mailbox inbox"), or the tree id of another source."""
     if tree == ROOT_USER_TREE:
         return "Notes"
     if tree.startswith(USER_TREE_PREFIX):
@@ -106,7 +121,7 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     first = _DATED_TITLE_RE.sub("", " ".join((first_title or "").split()))
     last = _DATED_TITLE_RE.sub("", " ".join((last_title or first_title or "").split()))
     if first == last:
-        return first or tree
+        return first or _source_name(tree)
     shared = first[: next((i for i, (a, b) in enumerate(zip(first, last, strict=False)) if a != b), len(first))]
     longer = max(first, last, key=len)
     # one title is the other's start ("Ana and Ben", "Ana and Ben · part 2"): all of it is shared
@@ -114,7 +129,14 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     whole = len(shared) == min(len(first), len(last)) and _TITLE_SEPARATOR_RE.match(longer, len(shared))
     cut = len(shared) if whole else max((m.start() for m in _TITLE_SEPARATOR_RE.finditer(shared)), default=0)
     common = shared[:cut].strip()
-    return common if common and not _REPLY_PREFIX_RE.match(common) else tree
+    return common if common and not _REPLY_PREFIX_RE.match(common) else _source_name(tree)
+
+
+def _source_name(tree: str) -> str:
+    """A source named by its tree id alone: a mailbox as one (`email:inbox` → "Mailbox inbox"),
+    whose threads' subjects say nothing of the others; another source by its id."""
+    kind, sep, name = tree.partition(":")
+    return f"Mailbox {name}" if sep and kind == MAILBOX_KIND and name else tree
 
 
 def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:
@@ -151,10 +173,11 @@ SUMMARY_PATHS = 8
 the one before (a seal goes around your note, never over it)."""
 
 
-def summary_path(tree: str, level: int, sid: str, n: int = 1) -> str:
-    """The `n`-th path of a summary (1: `<id>.md`; n > 1: `<id>-<n>.md`)."""
+def summary_path(folder: str, level: int, sid: str, n: int = 1) -> str:
+    """The `n`-th path of a summary in its tree's `folder` (`folders.tree_folders`; 1: `<id>.md`;
+    n > 1: `<id>-<n>.md`)."""
     name = sid if n == 1 else f"{sid}-{n}"
-    return f"{SUMMARIES_DIR}/{tree_slug(tree)}/L{level}/{name}{NOTE_SUFFIX}"
+    return f"{SUMMARIES_DIR}/{folder}/L{level}/{name}{NOTE_SUFFIX}"
 
 
 def is_vaultminds(fm: dict[str, Any], body: str) -> bool:

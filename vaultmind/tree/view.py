@@ -16,8 +16,9 @@ from vaultmind.shell import command_line
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.folders import tree_folders
 from vaultmind.tree.hydrate import source_label, source_labels
-from vaultmind.tree.note import iso_time, iso_z, tree_for_note, tree_slug
+from vaultmind.tree.note import iso_time, iso_z, tree_for_note
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
@@ -51,6 +52,7 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
     trees = []
     names = sorted(set(states) | set(counts))
     labels = source_labels(memory.index, names)
+    folders = tree_folders(memory.index, names)
     for name in names:
         state = states.get(name)
         summaries, top, stale, edited = counts.get(name, (0, 0, 0, 0))
@@ -58,7 +60,7 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
             {
                 "tree": name,
                 "title": labels[name],
-                "folder": f"{SUMMARIES_DIR}/{tree_slug(name)}",
+                "folder": f"{SUMMARIES_DIR}/{folders[name]}",
                 "leaves": state.leaves if state else 0,
                 "buffered_leaves": state.l0_items if state else 0,
                 "buffered_tokens": state.l0_tokens if state else 0,
@@ -124,7 +126,7 @@ def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any
     return {
         "tree": tree_id,
         "title": source_label(index, tree_id),
-        "folder": f"{SUMMARIES_DIR}/{tree_slug(tree_id)}",
+        "folder": f"{SUMMARIES_DIR}/{tree_folders(index, [tree_id])[tree_id]}",
         "settings": settings.to_dict(),
         "leaves": state.leaves if state else 0,
         "levels": levels,

@@ -10,6 +10,7 @@ The vault contract (docs/vault-format.md):
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from urllib.parse import quote
 
@@ -39,6 +40,25 @@ def windows_safe(name: str) -> str:
     if stem.rstrip(" ").casefold() in _WINDOWS_DEVICES:
         return f"{stem.rstrip(' ')}_{dot}{rest}"
     return name
+
+
+# Latin letters that no accent makes: NFKD leaves them whole, so an ASCII fold lost them
+# ("Straße" was "strae", "Łódź" "odz"); spelled as ASCII writes them
+_LETTERS = str.maketrans(
+    {
+        "ß": "ss", "ẞ": "SS", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE", "ø": "o", "Ø": "O",
+        "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th",
+        "ı": "i", "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T", "ŋ": "ng", "Ŋ": "NG",
+    }
+)  # fmt: skip
+
+
+def ascii_letters(text: str) -> str:
+    """`text` with its Latin letters in ASCII: accents dropped (`Café` → `Cafe`), and the letters
+    no accent makes spelled as ASCII writes them (`Straße` → `Strasse`, `Łódź` → `Lodz`,
+    `Færøy` → `Faeroy`, `Þór` → `Thor`); every other character kept as it is."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_LETTERS))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def utf8_prefix(name: str, max_bytes: int) -> str:
