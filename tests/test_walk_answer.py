@@ -40,6 +40,7 @@ from .conftest import write, write_chat
         ("In which year did they move?", "time"),
         ("Which week did Tim visit the UK?", "time"),
         ("What weekend is the fair?", "time"),
+        ("Which time did you like best, the first or the second?", None),
         ("Where is the party?", "place"),
         ("Which locations has the team visited?", "place"),
         ("What state did they drive to?", "place"),

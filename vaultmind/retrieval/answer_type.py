@@ -83,7 +83,7 @@ _QUESTION = (
                         r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
     # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
-    ("time", re.compile(r"^\W*(?:when|since when|(?:what|which) (?:time|date|day|week|weekend|year|month)|"
+    ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|week|weekend|year|month)|which (?:day|date|week|weekend|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
                          r"town|towns|place|places|island|islands|state|states|region|regions|location|locations))\b", re.I)),
