@@ -38,6 +38,9 @@ from .conftest import write, write_chat
     [
         ("When did Bob buy the kayak?", "time"),
         ("In which year did they move?", "time"),
+        ("Which week did Tim visit the UK?", "time"),
+        ("What weekend is the fair?", "time"),
+        ("Which time did you like best, the first or the second?", None),
         ("Where is the party?", "place"),
         ("Which locations has the team visited?", "place"),
         ("What state did they drive to?", "place"),
@@ -108,6 +111,20 @@ def test_numbers_names_and_places_are_found_as_their_patterns_find_them() -> Non
         assert holds_answer("quantity", text) == (_NUMBER.search(text) is not None), repr(text)
         assert holds_answer("person", text) == (_PROPER.search(text) is not None), repr(text)
         assert holds_answer("place", text) == ((_PLACE.search(text) or _TWO_NAMES.search(text)) is not None), repr(text)
+
+
+def test_which_week_is_answered_by_the_message_that_says_it(vault: Path) -> None:
+    # "Which week…?" asks for a time as "When…?" does: of two messages about the conference,
+    # the one that says when leads, though the other holds the question's words as well.
+    write_chat(vault, "2024-05-02", [("Tim", "The conference badges came, the conference hall is huge."), ("Ana", "Nice.")])
+    write_chat(vault, "2024-05-09", [("Tim", "Last week I went to the conference, the conference was great."), ("Ana", "Cool.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("Which week did Tim go to the conference?", limit=4)
+        assert result["query"]["answer_kind"] == "time"
+        top = result["hits"][0]
+        assert "Last week" in top["content"]
+        assert top["breakdown"]["answer"] is True
 
 
 def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> None:

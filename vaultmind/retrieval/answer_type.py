@@ -1,7 +1,7 @@
 """What kind of answer a question asks for, and whether a leaf's text holds one.
 
-A question that starts "When…" is answered by a message that names a time ("yesterday", "last
-Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…", "What state…",
+A question that starts "When…" (or "Which week / day / year…", "What date…") is answered by a
+message that names a time ("yesterday", "last Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…", "What state…",
 "Which locations…") by one that names a place (a capitalised name after a preposition of
 place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
 many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
@@ -83,7 +83,7 @@ _QUESTION = (
                         r"|(?:\s+is|['’]s|\s+are)\s+(?:still\s+)?(?:over)?due(?=\s*(?:$|[?.!]|(?:this|next|today|tomorrow|tonight|by|on|in|before|soon|now|first)\b)))", re.I)),
     # "what is Helen's email address?", "email address of Dana": a leaf that writes one
     ("address", re.compile(r"^\W*(?:(?:what|which)\b[^?]*?\b)?e-?mail\s+address(?:es)?\b", re.I)),
-    ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|year|month)|which (?:day|date|year|month)|"
+    ("time", re.compile(r"^\W*(?:when|since when|what (?:time|date|day|week|weekend|year|month)|which (?:day|date|week|weekend|year|month)|"
                         r"how long ago|in (?:what|which) (?:year|month))\b", re.I)),
     ("place", re.compile(r"^\W*(?:where|(?:in |to )?(?:what|which)(?: [\w-]+)? (?:city|cities|country|countries|"
                          r"town|towns|place|places|island|islands|state|states|region|regions|location|locations))\b", re.I)),
