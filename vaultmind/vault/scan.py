@@ -105,7 +105,9 @@ def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> 
         result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
         return result
     seen_dirs.add((st.st_dev, st.st_ino))
-    _walk(str(root), "", rules, result, _Seen(seen_dirs, _folders_holding(vault if vault is not None else root)))
+    vault = vault if vault is not None else root
+    holding = _folders_holding(vault)
+    _walk(str(root), "", rules, result, _Seen(seen_dirs, holding, folder_id(vault)))
     return result
 
 
@@ -113,19 +115,29 @@ def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> 
 class _Seen:
     folders: set[tuple[int, int]]  # (device, inode) of every folder walked
     holding: set[tuple[int, int]]  # (device, inode) of the vault and of each folder above it
+    vault: tuple[int, int] | None  # (device, inode) of the vault
 
 
 def _folders_holding(vault: Path) -> set[tuple[int, int]]:
     """(device, inode) of the vault's folder and of every folder above it: compared by identity,
     not by path, so case-insensitive file systems and bind mounts cannot hide a match."""
-    out: set[tuple[int, int]] = set()
-    for folder in (vault, *vault.resolve().parents):
-        try:
-            st = folder.stat()
-        except OSError:
-            continue
-        out.add((st.st_dev, st.st_ino))
-    return out
+    return {key for folder in (vault, *vault.resolve().parents) if (key := folder_id(folder)) is not None}
+
+
+def folder_id(folder: Path | str) -> tuple[int, int] | None:
+    """A folder's (device, inode), None when nothing is at `folder`."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _leads_inside(link: str, vault: tuple[int, int] | None) -> bool:
+    """Whether a symlink leads to a folder inside the vault (compared by identity, as
+    `_folders_holding` does): that folder is walked under its own path, or ignored there."""
+    target = Path(os.path.realpath(link))
+    return vault is not None and any(folder_id(folder) == vault for folder in target.parents)
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
@@ -186,14 +198,19 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
         if rules.ignores_dir(rel):
             return None
         key = (st.st_dev, st.st_ino)
-        if key in seen.folders:
-            result.problems.append(
-                Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
-            )
-            return None
         if is_link and key in seen.holding:
             result.problems.append(
                 Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
+            )
+            return None
+        if is_link and _leads_inside(entry.path, seen.vault):  # whatever the order of the names
+            result.problems.append(
+                Problem(rel, "symlink_loop", "symlink leads to a folder inside the vault, indexed under its own path; not followed")
+            )
+            return None
+        if key in seen.folders:
+            result.problems.append(
+                Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
             )
             return None
         seen.folders.add(key)
