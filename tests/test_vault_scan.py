@@ -9,6 +9,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.vault.scan import IgnoreRules, scan_vault
 
 from .conftest import cold_rows, dump_index, write
 
@@ -53,3 +54,49 @@ def test_a_symlink_does_not_open_a_folder_the_ignore_rules_leave_out(tmp_path: P
         memory.sync()
         assert _paths(memory) == ["open.md"]
         assert ("Linked", "symlink_loop") in _problems(memory)
+
+
+def _left_out(patterns: list[str], path: str) -> bool:
+    """Whether the rules leave `path` out, as the scan meets it: a folder above it, or itself."""
+    rules = IgnoreRules(patterns)
+    parts = path.split("/")
+    return any(rules.ignores_dir("/".join(parts[:i])) for i in range(1, len(parts))) or rules.ignores_file(path)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "left_out", "kept"),
+    [
+        ("Private/", ["Private/x.md", "a/Private/x.md"], ["Private.md", "a/Privates/x.md"]),  # a folder, at any depth
+        ("**/Private", ["Private/x.md", "a/b/Private/x.md", "a/Private"], ["a/Private2/x.md"]),
+        ("a/**/b", ["a/b/x.md", "a/c/d/b/x.md"], ["ab/x.md", "c/a/b/x.md", "a/bb/x.md"]),
+        ("a/b/", ["a/b/x.md", "a/b/c/x.md"], ["a/b.md", "c/a/b/x.md"]),
+        ("daily/*", ["daily/x.md", "daily/2024/x.md"], ["daily.md", "y/daily/x.md"]),
+        ("Templates/**", ["Templates/x.md", "Templates/a/x.md"], ["Templates.md", "a/Templates/x.md"]),
+        ("*.excalidraw.md", ["x.excalidraw.md", "a/b/x.excalidraw.md"], ["x.md"]),
+        ("node_modules", ["node_modules/x.md", "a/node_modules/b/x.md"], ["node_modules2/x.md"]),
+        ("draft?.md", ["draft1.md", "a/draftX.md"], ["draft12.md", "draft/.md"]),
+        ("/daily/*.md", ["daily/x.md"], ["y/daily/x.md", "daily/a/x.md"]),
+    ],
+)
+def test_ignore_globs_read_as_in_a_gitignore(pattern: str, left_out: list[str], kept: list[str]) -> None:
+    assert [path for path in left_out if not _left_out([pattern], path)] == []
+    assert [path for path in kept if _left_out([pattern], path)] == []
+
+
+def test_a_folder_written_with_a_trailing_slash_is_not_indexed(tmp_path: Path) -> None:
+    """`ignore = ["Private/"]`, as a .gitignore writes a folder, used to leave out nothing."""
+    vault = tmp_path / "vault"
+    write(vault, "Private/secret.md", "# Secret\n\nThe pin is 1234.\n")
+    write(vault, "Work/Private/plan.md", "# Plan\n\nNot for the index.\n")
+    write(vault, "open.md", "# Open\n\nNothing to hide.\n")
+    with Memory.open(load_config(vault, embed_provider="none", ignore=("Private/",))) as memory:
+        memory.sync()
+        assert _paths(memory) == ["open.md"]
+        memory.sync_paths(["Private/secret.md", "Work/Private"])  # the watcher's events, alike
+        assert _paths(memory) == ["open.md"]
+    assert sorted(scan_vault(vault, IgnoreRules(["**/Private"])).files) == ["open.md"]
+
+
+def test_a_pattern_that_can_match_no_path_is_named() -> None:
+    rules = IgnoreRules(["/", "./Private/**", "a//b", "../x", "Private/", "**/Private", "a/**/b"])
+    assert rules.dead_patterns() == ["/", "./Private/**", "a//b", "../x"]

@@ -40,19 +40,28 @@ class ScanResult:
 
 
 class IgnoreRules:
-    """Glob rules over vault-relative POSIX paths.
+    """Glob rules over vault-relative POSIX paths, written as in a `.gitignore`.
 
-    A pattern with a "/" matches the whole path ("templates/**", "daily/*.md"); a pattern
-    without one matches a file or folder name at any depth ("*.excalidraw.md", "node_modules").
-    "**" spans folders, "*" and "?" stay within one name.
+    A pattern with a "/" before its end matches the whole path ("Templates/**",
+    "daily/*.md", "a/**/b"); one without matches a file or folder name at any depth
+    ("*.excalidraw.md", "node_modules"). "**" spans folders ("**/Private": a Private folder at
+    any depth), "*" and "?" stay within one name. A trailing "/" ("Private/", "a/b/") matches
+    folders only. A folder a pattern matches is left out with everything inside it.
     """
 
     def __init__(self, patterns: Iterable[str]):
-        self.patterns = tuple(p.strip().lstrip("/") for p in patterns if p.strip())
-        path_rx = [_glob_to_regex(p) for p in self.patterns if "/" in p]
-        name_rx = [_glob_to_regex(p) for p in self.patterns if "/" not in p]
-        self._path = re.compile("|".join(path_rx)) if path_rx else None
-        self._name = re.compile("|".join(name_rx)) if name_rx else None
+        self.patterns = tuple(p.strip() for p in patterns if p.strip())
+        rules: dict[tuple[bool, bool], list[str]] = {}  # (whole path, folders only) → regexes
+        for pattern in self.patterns:
+            if body := pattern.strip("/"):
+                rules.setdefault(("/" in body, pattern.endswith("/")), []).append(_glob_to_regex(body))
+
+        def joined(whole_path: bool, folders_only: bool) -> re.Pattern[str] | None:
+            found = rules.get((whole_path, folders_only))
+            return re.compile("|".join(found)) if found else None
+
+        self._path, self._name = joined(True, False), joined(False, False)
+        self._folder_path, self._folder_name = joined(True, True), joined(False, True)
 
     def ignores_file(self, path: str) -> bool:
         if self._path is not None and self._path.fullmatch(path):
@@ -61,11 +70,22 @@ class IgnoreRules:
         return self._name is not None and self._name.fullmatch(name) is not None
 
     def ignores_dir(self, path: str) -> bool:
-        """True when everything under folder `path` is ignored ("dir/**" or a name rule)."""
+        """True when folder `path` and everything under it is ignored: a name rule, a path rule
+        matching the folder ("**/Private", "daily/*") or all inside it ("dir/**")."""
         name = path.rsplit("/", 1)[-1]
-        if self._name is not None and self._name.fullmatch(name):
-            return True
-        return self._path is not None and self._path.fullmatch(path + "/\x00") is not None
+        for rx in (self._name, self._folder_name):
+            if rx is not None and rx.fullmatch(name):
+                return True
+        for rx in (self._path, self._folder_path):
+            if rx is not None and (rx.fullmatch(path) or rx.fullmatch(path + "/\x00")):
+                return True
+        return False
+
+    def dead_patterns(self) -> list[str]:
+        """The patterns that can match no path of the vault: nothing but "/", or a folder
+        that is empty ("a//b"), "." or ".." ("./Private": paths are relative to the vault and
+        have none of these)."""
+        return [p for p in self.patterns if any(part in ("", ".", "..") for part in p.strip("/").split("/"))]
 
 
 @lru_cache(maxsize=256)
