@@ -9,6 +9,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.vault.scan import IgnoreRules, scan_vault
 
 from .conftest import cold_rows, dump_index, write
@@ -100,3 +101,18 @@ def test_a_folder_written_with_a_trailing_slash_is_not_indexed(tmp_path: Path) -
 def test_a_pattern_that_can_match_no_path_is_named() -> None:
     rules = IgnoreRules(["/", "./Private/**", "a//b", "../x", "Private/", "**/Private", "a/**/b"])
     assert rules.dead_patterns() == ["/", "./Private/**", "a//b", "../x"]
+
+
+def test_a_folder_gone_before_its_scan_holds_nothing(vault: Path) -> None:
+    """A folder a watcher's batch names, removed before its subtree is scanned: nothing is
+    there (its notes leave the index, as a full pass would), not a folder that cannot be read
+    (its notes kept, a problem filed against it)."""
+    write(vault, "Projects/Kept/a.md", "# A\n")
+    gone = scan_vault_subtree(vault, "Projects/Gone", IgnoreRules([]))
+    assert (gone.files, gone.unobservable, gone.problems) == ({}, [], [])
+    assert gone.is_observed("Projects/Gone/old.md")
+    write(vault, "Projects/File", "a file where the folder was\n")
+    replaced = scan_vault_subtree(vault, "Projects/File", IgnoreRules([]))
+    assert (replaced.unobservable, replaced.problems) == ([], [])
+    whole = scan_vault(vault / "Gone", IgnoreRules([]))  # the vault's own folder gone: nothing is known
+    assert whole.unobservable == [""] and not whole.is_observed("a.md")

@@ -20,6 +20,8 @@ from vaultmind.model import FileStat, Problem
 from vaultmind.vault.atomic import is_temp_name
 from vaultmind.vault.layout import is_note
 
+_GONE = (errno.ENOENT, errno.ENOTDIR)  # nothing at the path, or a file where a folder was
+
 
 @dataclass(slots=True)
 class ScanResult:
@@ -115,19 +117,24 @@ def _glob_to_regex(pattern: str) -> str:
 def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> ScanResult:
     """Stat every note under `root` (depth-first, sorted), honouring ignore rules. `vault`:
     the vault `root` lies in, when it is one of its folders (a symlink leading to a folder
-    that holds the vault is not followed)."""
+    that holds the vault is not followed). A folder of the vault that is gone (removed since
+    it was named, as a watcher's batch names it) holds nothing: its notes are deleted, as a
+    full pass would; only the vault's own folder gone is unobservable."""
     result = ScanResult()
+    gone_is_empty = vault is not None
     seen_dirs: set[tuple[int, int]] = set()
     try:
         st = root.stat()
     except OSError as exc:
+        if gone_is_empty and exc.errno in _GONE:
+            return result
         result.unobservable.append("")
         result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
         return result
     seen_dirs.add((st.st_dev, st.st_ino))
     vault = vault if vault is not None else root
     holding = _folders_holding(vault)
-    _walk(str(root), "", rules, result, _Seen(seen_dirs, holding, folder_id(vault)))
+    _walk(str(root), "", rules, result, _Seen(seen_dirs, holding, folder_id(vault), gone_is_empty))
     return result
 
 
@@ -136,6 +143,7 @@ class _Seen:
     folders: set[tuple[int, int]]  # (device, inode) of every folder walked
     holding: set[tuple[int, int]]  # (device, inode) of the vault and of each folder above it
     vault: tuple[int, int] | None  # (device, inode) of the vault
+    gone_is_empty: bool  # the walk's own folder, when gone, holds nothing (one of the vault's)
 
 
 def _folders_holding(vault: Path) -> set[tuple[int, int]]:
@@ -163,7 +171,7 @@ def _leads_inside(link: str, vault: tuple[int, int] | None) -> bool:
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
     """Depth first, each folder in name order. Iterative (a stack of folder listings): a
     recursive walk hit Python's recursion limit in a tree deeper than about 990 folders."""
-    listings = [_listing(abs_dir, rel_dir, result)]
+    listings = [_listing(abs_dir, rel_dir, result, gone_is_empty=seen.gone_is_empty)]
     while listings:
         entries, rel_here = listings[-1]
         entry = next(entries, None)
@@ -175,13 +183,17 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
             listings.append(_listing(entry.path, folder, result))
 
 
-def _listing(abs_dir: str, rel_dir: str, result: ScanResult) -> tuple[Iterator[os.DirEntry[str]], str]:
+def _listing(
+    abs_dir: str, rel_dir: str, result: ScanResult, *, gone_is_empty: bool = False
+) -> tuple[Iterator[os.DirEntry[str]], str]:
     """The entries of a folder in name order, with its vault-relative path (`a/b/`); none, said,
-    when it cannot be listed."""
+    when it cannot be listed (none, unsaid, when it is gone and `gone_is_empty`)."""
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
+        if gone_is_empty and exc.errno in _GONE:
+            return iter([]), rel_dir
         result.unobservable.append(rel_dir)
         result.problems.append(
             Problem(rel_dir or ".", "unreadable", f"cannot list folder ({exc.strerror}); its notes are kept as they were")
