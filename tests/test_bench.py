@@ -176,6 +176,23 @@ def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> 
     assert user_note.read_bytes() == before
 
 
+def test_a_deleted_index_leaves_nothing_a_later_load_would_find(tmp_path: Path) -> None:
+    """A benchmark's cold run deletes the index: the resident postings' snapshot went with it
+    only in part, and the next load (the daemon's start, the first query) read an earlier run's."""
+    from vaultmind.bench.vaults import delete_index, vault_config
+
+    vault = tmp_path / "vault"
+    generate_vault(vault, 30, 0)
+    config = vault_config(vault, "none")
+    with Memory.open(config) as memory:
+        memory.reindex()
+        memory.serve()
+        memory.warm()
+    assert (config.state_dir / "resident-postings.bin").exists()
+    delete_index(config)
+    assert not [path.name for path in config.state_dir.iterdir() if path.name.startswith(("index", "resident"))]
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
