@@ -193,6 +193,22 @@ def test_a_deleted_index_leaves_nothing_a_later_load_would_find(tmp_path: Path) 
     assert not [path.name for path in config.state_dir.iterdir() if path.name.startswith(("index", "resident"))]
 
 
+def test_a_benchmark_that_fails_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --check too: a run whose every figure is missing ("–") does not exit 0."""
+    from vaultmind.bench.run import prepare_vault
+
+    vault, _ = prepare_vault(tmp_path, 30, 0)
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text('[watch]\ndebounce_ms = "fast"\n', encoding="utf-8")
+    code = main(["bench", "run", "--notes", "30", "--only", "rescan", "--repeats", "1", "--workdir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "rescan, no change (files/s)" in out and "–" in out
+    assert "vaultmind: error: 1 benchmark(s) failed: 30 notes: rescan (ConfigError: " in err
+    (vault / ".vaultmind" / "config.toml").unlink()
+    assert main(["bench", "run", "--notes", "30", "--only", "rescan", "--repeats", "1", "--workdir", str(tmp_path)]) == 0
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
