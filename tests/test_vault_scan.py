@@ -116,3 +116,25 @@ def test_a_folder_gone_before_its_scan_holds_nothing(vault: Path) -> None:
     assert (replaced.unobservable, replaced.problems) == ([], [])
     whole = scan_vault(vault / "Gone", IgnoreRules([]))  # the vault's own folder gone: nothing is known
     assert whole.unobservable == [""] and not whole.is_observed("a.md")
+
+
+def test_a_name_not_utf8_is_reported_only_where_a_note_or_folder_would_be_indexed(vault: Path) -> None:
+    """A hidden file, a file that is no note and a file in an ignored folder are never indexed,
+    whatever their name: "rename it to index it" would be untrue; a note's and a folder's
+    names are still reported, by the scan and by a watcher's batch alike."""
+    raw = os.fsencode(vault)
+    for name in (b".hidden-\xe9.md", b"Caf\xe9.pdf", b"caf\xe9.md"):
+        with open(os.path.join(raw, name), "wb") as f:
+            f.write(b"# x\n")
+    os.makedirs(os.path.join(raw, b".git", b"objects"))
+    with open(os.path.join(raw, b".git", b"objects", b"\xff\xfe"), "wb") as f:
+        f.write(b"x")
+    os.makedirs(os.path.join(raw, b"Ann\xe9e"))
+    write(vault, "ok.md", "# OK\n")
+    scan = scan_vault(vault, IgnoreRules(load_config(vault).all_ignores))
+    assert [(p.path, p.kind) for p in scan.problems] == [("Ann\ufffde", "bad_name"), ("caf\ufffd.md", "bad_name")]
+    assert sorted(scan.files) == ["ok.md"] and scan.other_files == 2  # counted as they would be under a valid name
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        memory.sync_paths([os.fsdecode(b"Caf\xe9.pdf"), os.fsdecode(b".hidden-\xe9.md"), "ok.md"])
+        assert sorted(_problems(memory)) == [("Ann\ufffde", "bad_name"), ("caf\ufffd.md", "bad_name")]

@@ -205,6 +205,15 @@ def _listing(
 def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> str | None:
     """Record one entry of a folder; the folder path (`rel/`) to walk next when it is a folder to enter."""
     if not is_utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
+        try:
+            folder = entry.is_dir()
+        except OSError:
+            folder = False
+        if folder and rules.ignores_dir(rel):
+            return None
+        if not folder and (not is_note(rel) or rules.ignores_file(rel)):  # never indexed, whatever its name
+            result.other_files += 1
+            return None
         result.problems.append(bad_name(rel))
         return None
     try:
