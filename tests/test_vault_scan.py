@@ -13,6 +13,7 @@ from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.vault.scan import IgnoreRules, scan_vault
 
 from .conftest import cold_rows, dump_index, write
+from .unprivileged import can_drop_privileges, run_unprivileged
 
 
 def _paths(memory: Memory) -> list[str]:
@@ -138,3 +139,36 @@ def test_a_name_not_utf8_is_reported_only_where_a_note_or_folder_would_be_indexe
         memory.sync()
         memory.sync_paths([os.fsdecode(b"Caf\xe9.pdf"), os.fsdecode(b".hidden-\xe9.md"), "ok.md"])
         assert sorted(_problems(memory)) == [("Ann\ufffde", "bad_name"), ("caf\ufffd.md", "bad_name")]
+
+
+UNSEARCHABLE_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+(vault / "Team" / "sub").mkdir(parents=True)
+(vault / "Team" / "a.md").write_text("# A\\n\\nThe alpha note.\\n")
+(vault / "Team" / "sub" / "b.md").write_text("# B\\n\\nThe beta note.\\n")
+out = {}
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "Team").chmod(0o644)  # listed, but what is in it cannot be stat-ed
+    memory.sync()
+    out["locked"] = sorted(memory.index.query("SELECT path, kind FROM problems"))
+    out["kept"] = sorted(r[0] for r in memory.index.query("SELECT path FROM notes"))
+    (vault / "Team").chmod(0o755)
+    memory.sync()
+    out["open"] = memory.index.query("SELECT path, kind FROM problems")
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_file_that_cannot_be_stat_ed_is_no_unreadable_folder() -> None:
+    """A folder that can be listed but not entered: its files are `unreadable_file` (they were
+    kept as `unreadable_folder`), its folders `unreadable_folder`; the notes are kept, and the
+    problems go once it can be entered."""
+    out = run_unprivileged(UNSEARCHABLE_SCENARIO)
+    assert [tuple(p) for p in out["locked"]] == [("Team/a.md", "unreadable_file"), ("Team/sub", "unreadable_folder")]
+    assert out["kept"] == ["Team/a.md", "Team/sub/b.md"]
+    assert out["open"] == []

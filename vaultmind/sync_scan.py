@@ -12,7 +12,7 @@ from vaultmind.model import FileStat, Problem
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault
 
 # Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
-SCAN_PROBLEMS = ("unreadable_folder", "unreadable_link", "symlink_loop", "broken_symlink", "bad_name")
+SCAN_PROBLEMS = ("unreadable_folder", "unreadable_file", "unreadable_link", "symlink_loop", "broken_symlink", "bad_name")
 
 
 def folder_problems(index: Index, vault: Path, prefixes: Sequence[str], scan: ScanResult) -> dict[str, list[Problem]]:
@@ -37,7 +37,8 @@ def folder_problems(index: Index, vault: Path, prefixes: Sequence[str], scan: Sc
 
 def as_scan_problem(problem: Problem) -> Problem:
     """A problem of the scan as the index keeps it: a folder it could not list is an
-    `unreadable_folder` (an `unreadable` file is a failed read)."""
+    `unreadable_folder` (an `unreadable` file is a failed read; one the scan could not stat,
+    an `unreadable_file`)."""
     kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
     return Problem(problem.path, kind, problem.message)
 

@@ -231,9 +231,12 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
             result.problems.append(
                 Problem(rel, "unreadable_link", f"cannot stat what the symlink leads to ({exc.strerror}); kept as it was")
             )
-        else:
-            result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
+        elif entry.is_dir(follow_symlinks=False):
+            result.unobservable.append(rel + "/")
             result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
+        else:  # (`unreadable` is a folder's, once in the index: `sync_scan.as_scan_problem`)
+            result.unobservable.append(rel)
+            result.problems.append(Problem(rel, "unreadable_file", f"cannot stat ({exc.strerror}); kept as it was"))
         return None
     if stat_mod.S_ISDIR(st.st_mode):
         if rules.ignores_dir(rel):
