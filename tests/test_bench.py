@@ -209,6 +209,26 @@ def test_a_benchmark_that_fails_fails_the_run(tmp_path: Path, capsys: pytest.Cap
     assert main(["bench", "run", "--notes", "30", "--only", "rescan", "--repeats", "1", "--workdir", str(tmp_path)]) == 0
 
 
+def test_a_child_s_peak_memory_and_a_gone_process_s(tmp_path: Path) -> None:
+    """The kernel's figures of a finished child (both ways of running one), the live figures
+    of this process, and none of a process that has ended (psutil's NoSuchProcess escaped)."""
+    import subprocess
+    import sys
+
+    from vaultmind.bench.processes import child_env, peak_rss, proc_rss, run_and_measure, run_tree_measured
+
+    grow = [sys.executable, "-c", "import sys; block = bytearray(80_000_000); sys.exit(3)"]
+    code, seconds, peak = run_and_measure(grow, child_env(None), subprocess.DEVNULL)
+    assert code == 3 and seconds > 0 and peak is not None and peak >= 80_000_000
+    run = run_tree_measured(grow, child_env(None), subprocess.DEVNULL)
+    assert run.code == 3 and run.cpu_s > 0 and run.peak_max >= 80_000_000 and run.peak_sum >= run.peak_max
+    hwm, rss = peak_rss(os.getpid())
+    assert hwm is not None and rss is not None and 0 < rss <= hwm
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert peak_rss(ended.pid) == (None, None) and proc_rss(ended.pid) == (0, 0)
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
