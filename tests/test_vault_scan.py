@@ -172,3 +172,15 @@ def test_a_file_that_cannot_be_stat_ed_is_no_unreadable_folder() -> None:
     assert [tuple(p) for p in out["locked"]] == [("Team/a.md", "unreadable_file"), ("Team/sub", "unreadable_folder")]
     assert out["kept"] == ["Team/a.md", "Team/sub/b.md"]
     assert out["open"] == []
+
+
+def test_a_subtree_s_rules_are_the_vault_s_rules_below_its_folder(vault: Path) -> None:
+    rules = IgnoreRules(["Work/drafts/**", "Private/", "*.tmp.md"])
+    work = rules.below("Work")
+    assert work.patterns == rules.patterns and work.dead_patterns() == []
+    assert work.ignores_dir("drafts") and work.ignores_dir("a/Private") and work.ignores_file("x.tmp.md")
+    assert not work.ignores_dir("other") and not rules.ignores_dir("drafts")
+    assert work.below("drafts").ignores_file("x.md") and not work.below("other").ignores_file("x.md")
+    write(vault, "Work/drafts/d.md", "# D\n")
+    write(vault, "Work/plan.md", "# Plan\n")
+    assert sorted(scan_vault_subtree(vault, "Work", rules).files) == ["Work/plan.md"]

@@ -7,6 +7,7 @@ an unobservable path for a deleted one.
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import re
@@ -64,8 +65,17 @@ class IgnoreRules:
 
         self._path, self._name = joined(True, False), joined(False, False)
         self._folder_path, self._folder_name = joined(True, True), joined(False, True)
+        self._folder = ""  # the folder the paths asked about are relative to (`below`)
+
+    def below(self, folder: str) -> IgnoreRules:
+        """The same rules for paths relative to `folder` of the vault (a subtree's scan)."""
+        rules = copy.copy(self)
+        rules._folder = self._folder + folder.strip("/") + "/"
+        return rules
 
     def ignores_file(self, path: str) -> bool:
+        if self._folder:
+            path = self._folder + path
         if self._path is not None and self._path.fullmatch(path):
             return True
         name = path.rsplit("/", 1)[-1]
@@ -74,6 +84,8 @@ class IgnoreRules:
     def ignores_dir(self, path: str) -> bool:
         """True when folder `path` and everything under it is ignored: a name rule, a path rule
         matching the folder ("**/Private", "daily/*") or all inside it ("dir/**")."""
+        if self._folder:
+            path = self._folder + path
         name = path.rsplit("/", 1)[-1]
         for rx in (self._name, self._folder_name):
             if rx is not None and rx.fullmatch(name):
