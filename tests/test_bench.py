@@ -229,6 +229,27 @@ def test_a_child_s_peak_memory_and_a_gone_process_s(tmp_path: Path) -> None:
     assert peak_rss(ended.pid) == (None, None) and proc_rss(ended.pid) == (0, 0)
 
 
+@pytest.mark.slow
+def test_the_entity_benchmarks_run_and_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m vaultmind.bench.entities` (docs/benchmarks.md), small: NER throughput, one
+    note's update at N leaves (without and with NER), an entity note's alias edit."""
+    from vaultmind.bench.entities import _human, main
+
+    assert main(["--leaves", "600", "--repeats", "2", "--ner-texts", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ner = report["ner"]
+    assert not ner["available"] or (ner["texts"] == 5 and ner["texts_per_s"] > 0 and ner["entities_per_text"] > 0)
+    for key in ("leaf_update", "leaf_update_with_ner"):
+        update = report[key]
+        assert update["leaves"] == 600 and update["rows"]["occurrences"] > 0 and update["rows"]["edges"] > 0
+        assert update["update_ms"]["runs"] == 2 and 0 < update["update_ms"]["min"] <= update["update_ms"]["max"]
+        edit = update["registry_edit_ms"]
+        assert edit["runs"] == 3 and len(edit["leaves_rederived"]) == 3 and min(edit["leaves_rederived"]) > 0  # 3 at least
+    assert report["leaf_update"]["ner"] is None
+    text = _human(report)
+    assert "leaf_update at 600 leaves" in text and "entity-note alias edit: median" in text
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2

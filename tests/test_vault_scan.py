@@ -184,3 +184,24 @@ def test_a_subtree_s_rules_are_the_vault_s_rules_below_its_folder(vault: Path) -
     write(vault, "Work/drafts/d.md", "# D\n")
     write(vault, "Work/plan.md", "# Plan\n")
     assert sorted(scan_vault_subtree(vault, "Work", rules).files) == ["Work/plan.md"]
+
+
+def test_a_case_only_rename_is_a_rename_for_the_watcher_and_a_full_pass(tmp_path: Path) -> None:
+    """`Note.md` → `note.md` (as a case-insensitive system's rename shows it too): one rename,
+    nothing added nor deleted, the leaves kept (their text, not read again); then `NOTE.md` by a full pass alike."""
+    vault = tmp_path / "vault"
+    write(vault, "Note.md", "# Plan\n\nThe launch is in May.\n")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        leaves = memory.index.query("SELECT content_hash, text FROM leaves ORDER BY ALL")
+        os.rename(vault / "Note.md", vault / "note.md")
+        stats = memory.sync_paths(["Note.md", "note.md"])
+        assert (stats.added, stats.deleted, stats.renamed) == (0, 0, 1)
+        assert _paths(memory) == ["note.md"]
+        os.rename(vault / "note.md", vault / "NOTE.md")
+        stats = memory.sync()
+        assert (stats.added, stats.deleted, stats.renamed) == (0, 0, 1)
+        assert _paths(memory) == ["NOTE.md"]
+        assert memory.index.query("SELECT content_hash, text FROM leaves ORDER BY ALL") == leaves
+        assert dump_index(memory) == cold_rows(config, tmp_path)
