@@ -250,6 +250,20 @@ def test_the_entity_benchmarks_run_and_report(capsys: pytest.CaptureFixture[str]
     assert "leaf_update at 600 leaves" in text and "entity-note alias edit: median" in text
 
 
+def test_a_vault_of_another_share_of_sources_is_not_reused(tmp_path: Path) -> None:
+    """`bench generate --sources-share 0.5` into the folder a run would use: the run's vault
+    is the standard one (a fifth chat sources), generated again, not that one."""
+    from vaultmind.bench.run import prepare_vault
+
+    vault = tmp_path / "vault-30-s0"
+    generate_vault(vault, 30, 0, sources_share=0.5)
+    again, figures = prepare_vault(tmp_path, 30, 0)
+    assert again == vault and figures["reused"] is False
+    assert (read_manifest(vault) or {}).get("sources_share") == 0.2
+    assert len(list((vault / "sources" / "chat").rglob("*.md"))) == 6
+    assert prepare_vault(tmp_path, 30, 0)[1]["reused"] is True
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2
