@@ -59,12 +59,15 @@ class IgnoreRules:
             if body := pattern.strip("/"):
                 rules.setdefault(("/" in body, pattern.endswith("/")), []).append(_glob_to_regex(body))
 
-        def joined(whole_path: bool, folders_only: bool) -> re.Pattern[str] | None:
-            found = rules.get((whole_path, folders_only))
-            return re.compile("|".join(found)) if found else None
+        def joined(*keys: tuple[bool, bool], tail: str = "") -> re.Pattern[str] | None:
+            found = [rx for key in keys for rx in rules.get(key, ())]
+            return re.compile("(?:" + "|".join(found) + ")" + tail) if found else None
 
-        self._path, self._name = joined(True, False), joined(False, False)
-        self._folder_path, self._folder_name = joined(True, True), joined(False, True)
+        # a file: the rules for any path; a folder: all, its own path or everything in it
+        # matched at once (`ignores_dir` asks about "path/\x00")
+        self._path, self._name = joined((True, False)), joined((False, False))
+        self._folder_path = joined((True, False), (True, True), tail="(?:/\x00)?")
+        self._folder_name = joined((False, False), (False, True))
         self._folder = ""  # the folder the paths asked about are relative to (`below`)
 
     def below(self, folder: str) -> IgnoreRules:
@@ -86,14 +89,9 @@ class IgnoreRules:
         matching the folder ("**/Private", "daily/*") or all inside it ("dir/**")."""
         if self._folder:
             path = self._folder + path
-        name = path.rsplit("/", 1)[-1]
-        for rx in (self._name, self._folder_name):
-            if rx is not None and rx.fullmatch(name):
-                return True
-        for rx in (self._path, self._folder_path):
-            if rx is not None and (rx.fullmatch(path) or rx.fullmatch(path + "/\x00")):
-                return True
-        return False
+        if self._folder_name is not None and self._folder_name.fullmatch(path.rsplit("/", 1)[-1]):
+            return True
+        return self._folder_path is not None and self._folder_path.fullmatch(path + "/\x00") is not None
 
     def dead_patterns(self) -> list[str]:
         """The patterns that can match no path of the vault: nothing but "/", or a folder
