@@ -106,8 +106,9 @@ def diff_loaded(
     if old is not None and loaded.same:
         plan.touch[path] = loaded.stat
         plan.read_only.add(path)  # readable again, if it was not
-        if old.ctime_ns == 0:  # read again as its stat proved nothing (`vault.read.trusted_stat`): no change
-            stats.unchanged += 1
+        st = loaded.stat
+        if old.ctime_ns == 0 and (old.size, old.mtime_ns, old.ino) == (st.size, st.mtime_ns, st.ino):
+            stats.unchanged += 1  # read again only as its stat proved nothing (`vault.read.trusted_stat`)
         else:
             stats.touched += 1
         return
