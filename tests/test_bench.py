@@ -176,6 +176,94 @@ def test_a_reused_vault_drops_the_notes_an_earlier_run_wrote(tmp_path: Path) -> 
     assert user_note.read_bytes() == before
 
 
+def test_a_deleted_index_leaves_nothing_a_later_load_would_find(tmp_path: Path) -> None:
+    """A benchmark's cold run deletes the index: the resident postings' snapshot went with it
+    only in part, and the next load (the daemon's start, the first query) read an earlier run's."""
+    from vaultmind.bench.vaults import delete_index, vault_config
+
+    vault = tmp_path / "vault"
+    generate_vault(vault, 30, 0)
+    config = vault_config(vault, "none")
+    with Memory.open(config) as memory:
+        memory.reindex()
+        memory.serve()
+        memory.warm()
+    assert (config.state_dir / "resident-postings.bin").exists()
+    delete_index(config)
+    assert not [path.name for path in config.state_dir.iterdir() if path.name.startswith(("index", "resident"))]
+
+
+def test_a_benchmark_that_fails_fails_the_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --check too: a run whose every figure is missing ("–") does not exit 0."""
+    from vaultmind.bench.run import prepare_vault
+
+    vault, _ = prepare_vault(tmp_path, 30, 0)
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text('[watch]\ndebounce_ms = "fast"\n', encoding="utf-8")
+    code = main(["bench", "run", "--notes", "30", "--only", "rescan", "--repeats", "1", "--workdir", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert "rescan, no change (files/s)" in out and "–" in out
+    assert "vaultmind: error: 1 benchmark(s) failed: 30 notes: rescan (ConfigError: " in err
+    (vault / ".vaultmind" / "config.toml").unlink()
+    assert main(["bench", "run", "--notes", "30", "--only", "rescan", "--repeats", "1", "--workdir", str(tmp_path)]) == 0
+
+
+def test_a_child_s_peak_memory_and_a_gone_process_s(tmp_path: Path) -> None:
+    """The kernel's figures of a finished child (both ways of running one), the live figures
+    of this process, and none of a process that has ended (psutil's NoSuchProcess escaped)."""
+    import subprocess
+    import sys
+
+    from vaultmind.bench.processes import child_env, peak_rss, proc_rss, run_and_measure, run_tree_measured
+
+    grow = [sys.executable, "-c", "import sys; block = bytearray(80_000_000); sys.exit(3)"]
+    code, seconds, peak = run_and_measure(grow, child_env(None), subprocess.DEVNULL)
+    assert code == 3 and seconds > 0 and peak is not None and peak >= 80_000_000
+    run = run_tree_measured(grow, child_env(None), subprocess.DEVNULL)
+    assert run.code == 3 and run.cpu_s > 0 and run.peak_max >= 80_000_000 and run.peak_sum >= run.peak_max
+    hwm, rss = peak_rss(os.getpid())
+    assert hwm is not None and rss is not None and 0 < rss <= hwm
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    assert peak_rss(ended.pid) == (None, None) and proc_rss(ended.pid) == (0, 0)
+
+
+@pytest.mark.slow
+def test_the_entity_benchmarks_run_and_report(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m vaultmind.bench.entities` (docs/benchmarks.md), small: NER throughput, one
+    note's update at N leaves (without and with NER), an entity note's alias edit."""
+    from vaultmind.bench.entities import _human, main
+
+    assert main(["--leaves", "600", "--repeats", "2", "--ner-texts", "5", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    ner = report["ner"]
+    assert not ner["available"] or (ner["texts"] == 5 and ner["texts_per_s"] > 0 and ner["entities_per_text"] > 0)
+    for key in ("leaf_update", "leaf_update_with_ner"):
+        update = report[key]
+        assert update["leaves"] == 600 and update["rows"]["occurrences"] > 0 and update["rows"]["edges"] > 0
+        assert update["update_ms"]["runs"] == 2 and 0 < update["update_ms"]["min"] <= update["update_ms"]["max"]
+        edit = update["registry_edit_ms"]
+        assert edit["runs"] == 3 and len(edit["leaves_rederived"]) == 3 and min(edit["leaves_rederived"]) > 0  # 3 at least
+    assert report["leaf_update"]["ner"] is None
+    text = _human(report)
+    assert "leaf_update at 600 leaves" in text and "entity-note alias edit: median" in text
+
+
+def test_a_vault_of_another_share_of_sources_is_not_reused(tmp_path: Path) -> None:
+    """`bench generate --sources-share 0.5` into the folder a run would use: the run's vault
+    is the standard one (a fifth chat sources), generated again, not that one."""
+    from vaultmind.bench.run import prepare_vault
+
+    vault = tmp_path / "vault-30-s0"
+    generate_vault(vault, 30, 0, sources_share=0.5)
+    again, figures = prepare_vault(tmp_path, 30, 0)
+    assert again == vault and figures["reused"] is False
+    assert (read_manifest(vault) or {}).get("sources_share") == 0.2
+    assert len(list((vault / "sources" / "chat").rglob("*.md"))) == 6
+    assert prepare_vault(tmp_path, 30, 0)[1]["reused"] is True
+
+
 def test_bench_run_refuses_an_unknown_embedder_before_generating(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "work"
     assert main(["bench", "run", "--embeddings", "bogus", "--only", "walk", "--workdir", str(work)]) == 2

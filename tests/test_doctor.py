@@ -259,3 +259,13 @@ def test_a_daemon_whose_workers_are_paused_says_so_in_status_and_doctor(
         code, checks = _doctor(capsys, vault)
         assert code == 1 and checks["queue"]["state"] == "fail"
         assert "corrupt block in the leaves table" in checks["queue"]["detail"]
+
+
+def test_an_ignore_glob_that_can_match_no_path_is_a_warning(capsys: pytest.CaptureFixture[str], vault: Path) -> None:
+    _settings(vault, QUIET + '[vault]\nignore = ["./Private/**", "Archive/", "a//b"]\n')
+    _, checks = _doctor(capsys, vault)
+    assert checks["vault"]["state"] == "warn"
+    assert '"./Private/**", "a//b"' in checks["vault"]["detail"] and "Archive/" not in checks["vault"]["detail"]
+    _settings(vault, QUIET + '[vault]\nignore = ["Private/", "**/Drafts", "a/**/b"]\n')
+    _, checks = _doctor(capsys, vault)
+    assert checks["vault"]["state"] == "ok"

@@ -11,6 +11,7 @@ from vaultmind.entities.extract import (
     SOURCE_PRIORITY,
     Span,
     clean_ner_span,
+    code_ranges,
     display_of,
     in_ranges,
     merged_ranges,
@@ -66,6 +67,16 @@ def test_things_that_are_not_entities() -> None:
 def test_nothing_inside_code() -> None:
     text = "Ask `@bob` about\n\n```\nmail alice@example.com #tag\n```\n\nbut #real is real"
     assert _found(text) == [("topic", "#real")]
+
+
+def test_a_stray_backtick_hides_nothing_beyond_its_paragraph() -> None:
+    """A code span never crosses a blank line (CommonMark): a lone backtick is a backtick, and
+    the paragraphs after it keep their entities."""
+    text = "Press the ` key to open the console.\n\nWrite to alice@example.com about #launch.\n\nThen run `make`."
+    assert code_ranges(text) == [(text.index("`make`"), len(text) - 1)]
+    assert _found(text) == [("email", "alice@example.com"), ("topic", "#launch")]
+    spanning = "Run `make\nall` now"  # a span may still cross a line break that is no blank line
+    assert code_ranges(spanning) == [(4, 14)]
 
 
 def test_wikilinks_are_candidates_with_their_alias() -> None:

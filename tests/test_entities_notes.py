@@ -18,6 +18,7 @@ from vaultmind.tree.fallback import FallbackSummarizer
 
 from .conftest import run_main, running_daemon, sealed_summaries, snapshot_files, write
 from .treekit import tree_config
+from .unprivileged import can_drop_privileges, run_unprivileged
 
 
 def chat(name: str, messages: list[tuple[str, str]]) -> str:
@@ -120,6 +121,63 @@ def test_a_deleted_note_is_never_created_again(vault: Path, mem: Memory) -> None
     with Memory.open(load_config(clone, embed_provider="none")) as again:
         again.sync()
         assert create_entity_notes(again).paths == [] and not (clone / path).exists()
+
+
+@pytest.mark.parametrize("record", [b"person:dana-whitfield\n\xff\xfe\n", None])  # not UTF-8; a folder
+def test_a_record_that_cannot_be_read_creates_no_note(vault: Path, mem: Memory, record: bytes | None) -> None:
+    """Which notes the person deleted is not known: none is written (one deleted would come
+    back), the record is named as a problem, and `sync` ends well; once it reads, all is as before."""
+    (vault / "entities").mkdir(exist_ok=True)
+    if record is None:
+        (vault / "entities/.created").mkdir()
+    else:
+        (vault / "entities/.created").write_bytes(record)
+    written = create_entity_notes(mem)
+    assert written.paths == [] and not (vault / "entities/person").exists()
+    assert [(p.path, p.kind) for p in written.problems] == [("entities/.created", "entity_note_unwritten")]
+    assert "could not read it" in written.problems[0].message
+    assert [p["path"] for p in mem.status()["problems"]] == ["entities/.created"]
+    mem.enrich()  # (the exception escaped it)
+    if record is None:
+        (vault / "entities/.created").rmdir()
+    else:
+        (vault / "entities/.created").write_text("person:bob\n", encoding="utf-8")
+    assert create_entity_notes(mem).paths == ["entities/person/dana-whitfield.md"]
+    assert mem.status()["problems"] == []
+
+
+RECORD_UNWRITABLE_SCENARIO = """
+import json
+from vaultmind.config import load_config
+from vaultmind.entities.notes import create_entity_notes
+from vaultmind.memory import Memory
+
+(vault / ".vaultmind").mkdir()
+(vault / ".vaultmind" / "config.toml").write_text('[entities]\\nner_model = "off"\\n')
+(vault / "sources" / "chat").mkdir(parents=True)
+(vault / "sources" / "chat" / "venue.md").write_text(CHAT)
+(vault / "entities" / "person").mkdir(parents=True)
+with Memory.open(load_config(vault, embed_provider="none")) as memory:
+    memory.sync()
+    (vault / "entities").chmod(0o555)  # its record cannot be written; the person folder can
+    written = create_entity_notes(memory)
+    (vault / "entities").chmod(0o755)
+    out = {
+        "paths": written.paths,
+        "problems": [p.path for p in written.problems],
+        "on_disk": sorted(p.name for p in (vault / "entities" / "person").iterdir()),
+    }
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.skipif(not can_drop_privileges(), reason="needs setpriv to drop root privileges")
+def test_a_note_is_never_written_before_its_record() -> None:
+    """The record (`entities/.created`) cannot be written: no note is, as one written without
+    its record and deleted by the person would be created again."""
+    venue = chat("venue", [(DANA, "the hall is free"), (DANA, "#launch ok"), (DANA, "invoice sent")])
+    out = run_unprivileged(f"CHAT = {venue!r}\n" + RECORD_UNWRITABLE_SCENARIO)
+    assert out == {"paths": [], "problems": ["entities/.created"], "on_disk": []}
 
 
 def test_the_record_of_an_older_vaultmind_still_counts(vault: Path, mem: Memory) -> None:

@@ -386,3 +386,26 @@ def test_a_short_capital_name_of_a_note_matches_as_written(vault: Path, mem: Mem
     put(vault, "notes/a.md", "We met IBM today; ibm is lower case.\n")
     mem.sync()
     assert occ(mem, "notes/a.md") == [("org:ibm", "IBM")]
+
+
+def _person(key: str, *aliases: str) -> EntityNote:
+    return EntityNote(f"person:{key}", "person", key.title(), f"entities/person/{key}.md", aliases, paths=(f"entities/person/{key}.md",))
+
+
+@pytest.mark.parametrize("outside", ["aaron", "zed"])  # the id that leads into the loop before it, and after
+def test_a_merge_cycle_is_said_once_and_nothing_in_it_is_merged(outside: str) -> None:
+    """`bob` lists `carl`'s id, `carl` lists `bob`'s: neither absorbs the other; a third id
+    `bob` lists too (a merge leading into the loop) still merges into him, and the cycle is
+    reported once, whatever the order of the ids."""
+    registry = Registry.build(
+        [_person("bob", "person:carl", f"person:{outside}"), _person("carl", "person:bob"), _person(outside)]
+    )
+    assert registry.problems == ["merge cycle between person:bob, person:carl; not merged"]
+    assert (registry.final("person:bob"), registry.final("person:carl")) == ("person:bob", "person:carl")
+    assert registry.final(f"person:{outside}") == "person:bob"
+
+
+def test_an_id_in_the_aliases_of_two_notes_is_merged_into_neither() -> None:
+    registry = Registry.build([_person("bob", "person:carl"), _person("dana", "person:carl"), _person("carl")])
+    assert registry.problems == ["person:carl is listed in the aliases of person:bob, person:dana; not merged"]
+    assert registry.final("person:carl") == "person:carl"

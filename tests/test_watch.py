@@ -756,3 +756,29 @@ def test_a_symlink_to_a_parent_folder_neither_renames_notes_nor_deafens_the_watc
     write(vault, "a2.md", "# A\n\nbetaword two.\n")
     assert until(lambda: bool(memory.search("betaword", limit=3)["hits"])), "the watcher still hears"
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'uplink/%'") == 0
+
+
+def test_a_symlink_to_a_folder_inside_the_vault_leaves_the_watched_notes_under_their_own_path(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """`Archive -> notes`, its name before the real folder's: the system may report a save in
+    `notes/` through the link, and the note keeps its own path, as in a full pass and a cold
+    rebuild; once the link is removed, saves are still heard."""
+    config, memory, daemon = running
+    vault = config.vault
+    write(vault, "notes/plan.md", "# Plan\n\nThe launch is in May.\n")
+    assert until(lambda: bool(memory.search("launch", limit=3)["hits"]))
+    (vault / "Archive").symlink_to(vault / "notes")
+    assert until(lambda: ("Archive", "symlink_loop") in {(p["path"], p["kind"]) for p in memory.status()["problems"]})
+    time.sleep(1.5)  # the watcher starts over, following the new link
+    write(vault, "notes/plan.md", "# Plan\n\nThe launch moved to quarterly planning.\n")
+    assert until(lambda: bool(memory.search("quarterly", limit=3)["hits"]))
+    assert [h["note_path"] for h in memory.search("quarterly", limit=3)["hits"]] == ["notes/plan.md"]
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Archive/%'") == 0
+    daemon.force_reconcile = True
+    assert until(lambda: not daemon.force_reconcile)
+    assert dump_index(memory) == cold_rows(config, tmp_path)
+    (vault / "Archive").unlink()
+    time.sleep(1.5)
+    write(vault, "notes/later.md", "# Later\n\nA later note mentions falcon.\n")
+    assert until(lambda: bool(memory.search("falcon", limit=3)["hits"])), "the watcher still hears"

@@ -37,6 +37,7 @@ from vaultmind.queue.workers import WorkerPool
 from vaultmind.starting import StartRecord
 from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.upkeep import TreeKeeper
+from vaultmind.vault.scan import folder_id
 
 log = logging.getLogger(__name__)
 
@@ -111,12 +112,12 @@ class Daemon:
         # so a save made while thousands of files arrive waits for one slice, not for them all.
         self._backlog: dict[str, None] = {}
         self._root_real = os.path.realpath(config.vault)
-        self._loop_links: set[str] = set()  # links to a folder holding the vault, met in events
+        self._loop_links: set[str] = set()  # links to a folder holding the vault or inside it, met in events
         self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
         # The vault folder's (device, inode): a vault moved, deleted or replaced while the daemon
         # runs is no longer the one it watches (watchfiles reports the moved folder's changes
         # under the old path, where a note then reads as deleted).
-        self._vault_id = _folder_id(config.vault)
+        self._vault_id = folder_id(config.vault)
         self.vault_lost: str | None = None  # why the daemon stopped watching its vault folder
         self.hurry = threading.Event()  # a second signal: the stop's waits give up
         self._closing = False  # the stop has begun: a signal no longer interrupts it
@@ -284,7 +285,7 @@ class Daemon:
         """Whether the vault folder is gone, or another folder now has its path: the daemon
         then stops (nothing of it is applied: the old path would read as an empty vault, or as
         another one) and says so in `status` meanwhile and as `run`'s error."""
-        now = _folder_id(self.config.vault)
+        now = folder_id(self.config.vault)
         if now == self._vault_id:
             return False
         what = "was moved or deleted" if now is None else "was replaced by another folder"
@@ -295,9 +296,10 @@ class Daemon:
 
     def _through_loops(self, path: str) -> str | None:
         """An event's path, undone of a symlink in it that leads to a folder holding the vault
-        (`uplink -> ..`): the scan does not follow such a link, but the watcher does, and the
-        system then reports the vault's own files through it (`uplink/<vault>/note.md` for
-        `note.md`). The path the file has in the vault, or None when it has none."""
+        (`uplink -> ..`) or to one inside it (`Archive -> notes`): the scan does not follow such
+        a link, but the watcher does, and the system then reports the vault's own files through
+        it (`uplink/<vault>/note.md` for `note.md`, `Archive/plan.md` for `notes/plan.md`). The
+        path the file has in the vault, or None when it has none."""
         root = str(self.config.vault)
         rel = os.path.relpath(path, root)
         if rel.startswith(".."):
@@ -308,20 +310,22 @@ class Daemon:
             if not os.path.islink(prefix):
                 continue
             target = os.path.realpath(prefix)
-            if self._root_real == target or self._root_real.startswith(target.rstrip(os.sep) + os.sep):
+            holding = self._root_real == target or self._root_real.startswith(target.rstrip(os.sep) + os.sep)
+            inside = target.startswith(self._root_real.rstrip(os.sep) + os.sep) and os.path.isdir(target)
+            if holding or inside:
                 self._loop_links.add(prefix)
                 if i == len(parts):
                     return path  # the link itself
                 real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-                inside = os.path.relpath(real, self._root_real)
-                return None if inside.startswith("..") else os.path.join(root, inside)
+                there = os.path.relpath(real, self._root_real)
+                return None if there.startswith("..") else os.path.join(root, there)
             break  # a link to a folder elsewhere: its files are there, under this path
         return path
 
     def _loop_gone(self) -> bool:
-        """Whether a symlink that led to a folder holding the vault was removed: the watcher
-        shared its watch of the vault with it, and hears nothing since (not even the removal:
-        looked for at every step). Watching starts over."""
+        """Whether a symlink that led to a folder holding the vault (or inside it) was removed:
+        the watcher shared its watch of that folder with it, and hears nothing since (not even
+        the removal: looked for at every step). Watching starts over."""
         gone = {path for path in self._loop_links if not os.path.lexists(path)}
         if not gone:
             return False
@@ -465,15 +469,6 @@ class Daemon:
         if rel.startswith(".."):
             return False
         return not self.memory.syncer.is_ignored(rel)
-
-
-def _folder_id(path: Path) -> tuple[int, int] | None:
-    """A folder's (device, inode), None when nothing is at `path`."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def _publish(path: Path, info: dict[str, object]) -> None:

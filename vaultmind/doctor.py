@@ -307,6 +307,20 @@ def disk(config: Config) -> Check:
     return Check("disk", "ok", detail)
 
 
+def vault(config: Config, settings: str) -> Check:
+    """The vault's folder, and the `[vault] ignore` globs that can match no path."""
+    from vaultmind.vault.scan import IgnoreRules
+
+    dead = IgnoreRules(config.ignore).dead_patterns()
+    if not dead:
+        return Check("vault", "ok", f"{config.vault} ({settings})")
+    said = ", ".join(f'"{pattern}"' for pattern in dead)
+    return Check(
+        "vault", "warn", f"{config.vault} ({settings}): [vault] ignore {said} can match no path, so it leaves nothing out",
+        'write globs relative to the vault, "/" between folders: "Private/", "**/Private", "Archive/**"',
+    )  # fmt: skip
+
+
 def run_checks(config: Config) -> Iterator[Check]:
     """Every check of a vault whose settings read cleanly, in the order a person fixes them, each
     as soon as it is done (the models take a few seconds to load)."""
@@ -315,7 +329,7 @@ def run_checks(config: Config) -> Iterator[Check]:
 
     yield software()
     settings = f"settings from {CONFIG_RELPATH}" if (config.vault / CONFIG_RELPATH).is_file() else "default settings"
-    yield Check("vault", "ok", f"{config.vault} ({settings})")
+    yield vault(config, settings)
     client = find_daemon(config)
     held = held_by_daemon(config) if client is None else None
     yield daemon(config, client, held)

@@ -124,8 +124,8 @@ class Syncer(Applier):
         scan = ScanResult()
         expected = {rel.strip("/") for rel in gone}
         given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})
-        for rel in given:
-            if not is_utf8(rel):  # no index, link or JSON holds it: said, as the vault's scan says it
+        for rel in given:  # no index, link or JSON holds it: said, as the vault's scan says it (of a note or a folder)
+            if not is_utf8(rel) and not self.is_ignored(rel) and (is_note(rel) or os.path.isdir(self.config.vault / rel)):
                 scan.problems.append(bad_name(rel))
         given = [rel for rel in given if is_utf8(rel)]
         ignored = [rel for rel in given if self.is_ignored(rel)]

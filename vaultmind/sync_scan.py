@@ -12,7 +12,7 @@ from vaultmind.model import FileStat, Problem
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault
 
 # Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
-SCAN_PROBLEMS = ("unreadable_folder", "unreadable_link", "symlink_loop", "broken_symlink", "bad_name")
+SCAN_PROBLEMS = ("unreadable_folder", "unreadable_file", "unreadable_link", "symlink_loop", "broken_symlink", "bad_name")
 
 
 def folder_problems(index: Index, vault: Path, prefixes: Sequence[str], scan: ScanResult) -> dict[str, list[Problem]]:
@@ -37,36 +37,21 @@ def folder_problems(index: Index, vault: Path, prefixes: Sequence[str], scan: Sc
 
 def as_scan_problem(problem: Problem) -> Problem:
     """A problem of the scan as the index keeps it: a folder it could not list is an
-    `unreadable_folder` (an `unreadable` file is a failed read)."""
+    `unreadable_folder` (an `unreadable` file is a failed read; one the scan could not stat,
+    an `unreadable_file`)."""
     kind = "unreadable_folder" if problem.kind == "unreadable" else problem.kind
     return Problem(problem.path, kind, problem.message)
 
 
 def scan_vault_subtree(root: Path, rel_dir: str, rules: IgnoreRules) -> ScanResult:
     """Scan one folder of the vault, returning vault-relative paths."""
-    sub = scan_vault(root / rel_dir, rules_for_subtree(rules, rel_dir), vault=root)
+    sub = scan_vault(root / rel_dir, rules.below(rel_dir), vault=root)
     result = ScanResult()
     prefix = rel_dir.rstrip("/") + "/"
     result.files = {prefix + p: FileStat(prefix + p, s.size, s.mtime_ns, s.ctime_ns, s.ino) for p, s in sub.files.items()}
     result.unobservable = [prefix + p for p in sub.unobservable]
     result.problems = [Problem(prefix + p.path if p.path not in ("", ".") else rel_dir, p.kind, p.message) for p in sub.problems]
     return result
-
-
-class _SubtreeRules(IgnoreRules):
-    def __init__(self, base: IgnoreRules, prefix: str):
-        self._base = base
-        self._prefix = prefix.rstrip("/") + "/"
-
-    def ignores_file(self, path: str) -> bool:
-        return self._base.ignores_file(self._prefix + path)
-
-    def ignores_dir(self, path: str) -> bool:
-        return self._base.ignores_dir(self._prefix + path)
-
-
-def rules_for_subtree(rules: IgnoreRules, rel_dir: str) -> IgnoreRules:
-    return _SubtreeRules(rules, rel_dir)
 
 
 def _listable(folder: Path) -> bool:

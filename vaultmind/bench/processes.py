@@ -45,18 +45,7 @@ def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | i
         tree = TreeSampler(proc.pid)
         tree.start()
         try:
-            if hasattr(os, "wait4"):
-                _, status, usage = os.wait4(proc.pid, 0)
-                proc.returncode = os.waitstatus_to_exitcode(status)
-                scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-                cpu, hwm = usage.ru_utime + usage.ru_stime, usage.ru_maxrss * scale
-            else:
-                proc.wait()
-                cpu, hwm = 0.0, 0
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
+            cpu, hwm = _reap(proc) or (0.0, 0)
         finally:
             tree.stop()
         seconds = time.perf_counter() - started
@@ -106,12 +95,18 @@ class TreeSampler(threading.Thread):
 
 def proc_rss(pid: int) -> tuple[int, int]:
     """(VmHWM, VmRSS) of a process in bytes from `/proc`; (0, 0) once it is gone."""
+    return _status_rss(pid) or (0, 0)
+
+
+def _status_rss(pid: int) -> tuple[int, int] | None:
+    """(VmHWM, VmRSS) of a live process in bytes from `/proc/<pid>/status`; None when it is
+    gone or there is no `/proc`."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as fh:
             fields = dict(line.split(":", 1) for line in fh if ":" in line)
         return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
     except (OSError, KeyError, ValueError, IndexError):
-        return 0, 0
+        return None
 
 
 def descendants(root: int) -> list[int]:
@@ -139,31 +134,38 @@ def run_and_measure(
     """(exit code, seconds, peak RSS in bytes) of a child process, via wait4 where available."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
-    if not hasattr(os, "wait4"):
-        return proc.wait(), time.perf_counter() - started, None
+    reaped = _reap(proc)
+    return proc.returncode, time.perf_counter() - started, None if reaped is None else reaped[1]
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, int] | None:
+    """Wait for a child to end (killed if the wait is interrupted): its CPU seconds (and its
+    reaped children's) and peak RSS in bytes, from the kernel's `wait4`; None where there is none."""
     try:
+        if not hasattr(os, "wait4"):
+            proc.wait()
+            return None
         _, status, usage = os.wait4(proc.pid, 0)
     except BaseException:
         proc.kill()
         proc.wait()
         raise
     proc.returncode = os.waitstatus_to_exitcode(status)
-    seconds = time.perf_counter() - started
     scale = 1 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes on macOS, KiB on Linux
-    return proc.returncode, seconds, usage.ru_maxrss * scale
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss * scale
 
 
 def peak_rss(pid: int) -> tuple[int | None, int | None]:
-    """(VmHWM, VmRSS) of a live process in bytes, from /proc (Linux), else psutil if present."""
-    try:
-        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
-            fields = dict(line.split(":", 1) for line in fh if ":" in line)
-        return int(fields["VmHWM"].split()[0]) * 1024, int(fields["VmRSS"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        pass
+    """(VmHWM, VmRSS) of a live process in bytes, from /proc (Linux), else psutil if present;
+    (None, None) when it is gone."""
+    found = _status_rss(pid)
+    if found is not None:
+        return found
     try:
         import psutil  # optional (dev extra): only where /proc is missing
     except ImportError:
         return None, None
-    rss = int(psutil.Process(pid).memory_info().rss)
-    return None, rss
+    try:
+        return None, int(psutil.Process(pid).memory_info().rss)
+    except psutil.Error:  # gone (NoSuchProcess), or not ours to read (AccessDenied)
+        return None, None

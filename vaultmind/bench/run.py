@@ -37,7 +37,7 @@ from vaultmind.bench.figures import Progress
 from vaultmind.bench.indexing import bench_cold, bench_rescan
 from vaultmind.bench.search import bench_entity_search, bench_query, bench_walk
 from vaultmind.bench.serving import bench_rss, bench_save_to_query, restore_saved
-from vaultmind.bench.synth import generate_vault, read_manifest
+from vaultmind.bench.synth import SOURCES_SHARE, generate_vault, read_manifest
 from vaultmind.bench.vaults import note_paths
 from vaultmind.errors import UsageError
 from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
@@ -79,10 +79,12 @@ def prepare_vault(
     workdir: Path, notes: int, seed: int, progress: Progress | None = None
 ) -> tuple[Path, dict[str, Any]]:
     """The synthetic vault for (notes, seed) under `workdir`: reused when its manifest matches
-    and it still holds exactly its notes, else (re)generated. Returns (vault, generation figures)."""
+    (a vault generated with another share of chat sources does not) and it still holds exactly
+    its notes, else (re)generated. Returns (vault, generation figures)."""
     vault = workdir / f"vault-{notes}-s{seed}"
     manifest = read_manifest(vault)
-    matches = manifest is not None and manifest.get("notes") == notes and manifest.get("seed") == seed
+    wanted = {"notes": notes, "seed": seed, "sources_share": SOURCES_SHARE}
+    matches = manifest is not None and all(manifest.get(key) == value for key, value in wanted.items())
     if matches:
         for folder in (SUMMARIES_DIR, ENTITIES_DIR):  # written by an earlier run's daemon, not generated
             shutil.rmtree(vault / folder, ignore_errors=True)

@@ -40,6 +40,7 @@ from vaultmind.bench.vocabulary import Vocabulary, build_vocabulary
 from vaultmind.errors import UsageError
 
 MANIFEST = ".vaultmind/bench-vault.json"
+SOURCES_SHARE = 0.2  # the share of chat source notes in a vault `generate_vault` writes, unless told
 """Where the generator records its parameters and counts (inside vaultmind's own folder)."""
 
 @dataclass(slots=True)
@@ -164,7 +165,7 @@ def generate_vault(
     notes: int,
     seed: int = 0,
     *,
-    sources_share: float = 0.2,
+    sources_share: float = SOURCES_SHARE,
     workers: int | None = None,
     progress: Progress | None = None,
 ) -> GenStats:

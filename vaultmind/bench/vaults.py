@@ -9,10 +9,12 @@ from pathlib import Path
 
 from vaultmind.bench.synth import read_manifest
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
+from vaultmind.index.leaf_postings import POSTINGS_SNAPSHOT
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules
 
-_STATE_FILES = ("index.duckdb", "index.duckdb.wal")
+# the index, and what is derived from it beside it: a load after `delete_index` is a cold one
+_STATE_FILES = ("index.duckdb", "index.duckdb.wal", POSTINGS_SNAPSHOT)
 
 
 def vault_config(vault: Path, embed_provider: str | None) -> Config:

@@ -206,8 +206,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         emit(report)
     else:
         print_report(report)
+    failed = failed_benchmarks(report)
+    if failed:  # its figures are missing ("–"): never a run that passes
+        print(f"vaultmind: error: {len(failed)} benchmark(s) failed: {'; '.join(failed)}", file=sys.stderr)
+        return 1
     missed = any(not ok for checks in report["pass"].values() for ok in checks.values())
     return 1 if args.check and missed else 0
+
+
+def failed_benchmarks(report: dict[str, Any]) -> list[str]:
+    """`<size> notes: <benchmark> (<error>)` for each benchmark of the report that raised (the
+    rss benchmark's daemon part included)."""
+    out: list[str] = []
+    for size, results in report["sizes"].items():
+        for name, result in results.items():
+            error = result.get("error") or result.get("daemon_error") if isinstance(result, dict) else None
+            if error:
+                out.append(f"{int(size):,} notes: {name} ({str(error).splitlines()[0][:200]})")
+    return out
 
 
 # -- the table -----------------------------------------------------------------------------------

@@ -89,7 +89,7 @@ _HANDLE_RE = re.compile(r"(?<![^\s(])@([A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_
 _HASHTAG_RE = re.compile(r"#(?<![^\s(]#)([\w/-]*[^\W\d][\w/-]*)")
 _PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
-_INLINE_CODE_RE = re.compile(r"(`+)(?!`).+?(?<!`)\1(?!`)", re.DOTALL)
+_INLINE_CODE_RE = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))+?(?<!`)\1(?!`)")  # never across a blank line
 _EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»‹›→←•·▸►/\\+"  # a summary's "Title › Heading" too
 _LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")

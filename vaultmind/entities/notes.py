@@ -66,13 +66,15 @@ class WritesEntityNotes(Protocol):
     def sync_paths(self, paths: list[str]) -> SyncStats: ...
 
 CREATED_FILE = ".created"  # in entities/
+CREATED_PATH = f"{ENTITIES_DIR}/{CREATED_FILE}"
 LEGACY_CREATED_FILE = "entities-created.txt"  # in .vaultmind/, before
 
 
 def planned_entity_notes(
-    memory: WritesEntityNotes, settings: EntitySettings | None = None
+    memory: WritesEntityNotes, settings: EntitySettings | None = None, *, done: set[str] | None = None
 ) -> list[tuple[str, str, str]]:
-    """(entity id, vault path, note text) of the notes `create_entity_notes` would write."""
+    """(entity id, vault path, note text) of the notes `create_entity_notes` would write;
+    `done`: the ids of the notes created before, when the caller has read them."""
     settings = settings or EntitySettings.from_config(memory.config)
     index = memory.index
     if not settings.create_kinds:
@@ -97,7 +99,7 @@ def planned_entity_notes(
     )
     with index.lock:
         registry = load_registry(index.con, fuzzy_threshold=stored_fuzzy_threshold(index.con))
-    done = _created(memory.config)
+    done = _created(memory.config) if done is None else done
     out: list[tuple[str, str, str]] = []
     for ident, kind, display, emails in rows:
         if ident in done or ident in registry.entries or ident in registry.redirects:
@@ -160,31 +162,37 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
 
     A note that cannot be written (its folder is a file or read-only, the disk is full) is a
     problem `status` shows, naming the path: the other notes are still written, and the note is
-    tried again at the next sync. Each id is remembered (`entities/.created`) as its note is
-    written; when that record cannot be written no further note is, so a deleted note stays
-    deleted."""
+    tried again at the next sync. Each id is remembered (`entities/.created`) before its note is
+    written (and forgotten again when the note could not be): a note is never on disk without
+    its record, so a deleted note stays deleted; when that record cannot be read or written, no
+    note is."""
     vault = memory.config.vault
     written = EntityNotesWritten()
-    done = _created(memory.config)
-    for ident, rel, text in planned_entity_notes(memory):
+    try:
+        done = _created(memory.config)
+    except (OSError, UnicodeError) as exc:  # which notes were deleted is not known
+        written.problems.append(_unwritten(vault, CREATED_PATH, exc, "read"))
+        _say(memory.index, written.problems)
+        return written
+    for ident, rel, text in planned_entity_notes(memory, done=done):
         target = vault / rel
         if _exists_any_case(target):
             continue
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, text.encode("utf-8"), overwrite=False)
-        except RefuseToClobber:
-            continue
+            _remember(memory.config, done | {ident})
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                write_atomic(target, text.encode("utf-8"), overwrite=False)
+            except (OSError, VaultError) as exc:
+                if not isinstance(exc, RefuseToClobber):  # (a file of the person's came first)
+                    written.problems.append(_unwritten(vault, rel, exc))
+                _remember(memory.config, done)  # tried again at the next sync
+                continue
         except (OSError, VaultError) as exc:
-            written.problems.append(_unwritten(vault, rel, exc))
-            continue
+            written.problems.append(_unwritten(vault, CREATED_PATH, exc))
+            break
         written.paths.append(rel)
         done.add(ident)
-        try:
-            _remember(memory.config, done)
-        except (OSError, VaultError) as exc:
-            written.problems.append(_unwritten(vault, f"{ENTITIES_DIR}/{CREATED_FILE}", exc))
-            break
     _say(memory.index, written.problems)
     if written.paths:
         memory.sync_paths(written.paths)
@@ -205,7 +213,7 @@ class EntityNotesWritten:
         }
 
 
-def _unwritten(vault: Path, rel: str, exc: Exception) -> Problem:
+def _unwritten(vault: Path, rel: str, exc: Exception, what: str = "write") -> Problem:
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     where = str(getattr(exc, "filename", None) or getattr(exc, "path", None) or rel)
     with contextlib.suppress(ValueError):  # the vault's own path, as every problem names it
@@ -213,7 +221,7 @@ def _unwritten(vault: Path, rel: str, exc: Exception) -> Problem:
     return Problem(
         rel,
         UNWRITTEN,
-        f"vaultmind could not write it ({reason}: {where}); make that folder writable or move aside"
+        f"vaultmind could not {what} it ({reason}: {where}); make that folder writable or move aside"
         " the file in its way — it is tried again at the next sync",
     )
 
@@ -252,7 +260,7 @@ def _created(config: Config) -> set[str]:
     for path in (config.vault / ENTITIES_DIR / CREATED_FILE, config.state_dir / LEGACY_CREATED_FILE):
         try:
             text = path.read_text(encoding="utf-8")
-        except (FileNotFoundError, NotADirectoryError):
+        except (FileNotFoundError, NotADirectoryError):  # none yet (another error: not known)
             continue
         done.update(line.strip() for line in text.splitlines() if line.strip())
     return done

@@ -268,7 +268,7 @@ class Registry:
             while current in self.redirects and current not in seen:
                 seen.append(current)
                 current = self.redirects[current]
-            if current in seen and source not in cyclic:
+            if current in seen and current not in cyclic:  # (a loop reached again from outside it: said once)
                 loop = seen[seen.index(current) :]
                 cyclic.update(loop)
                 self.problems.append(f"merge cycle between {', '.join(loop)}; not merged")

@@ -7,6 +7,7 @@ an unobservable path for a deleted one.
 
 from __future__ import annotations
 
+import copy
 import errno
 import os
 import re
@@ -19,6 +20,8 @@ from pathlib import Path
 from vaultmind.model import FileStat, Problem
 from vaultmind.vault.atomic import is_temp_name
 from vaultmind.vault.layout import is_note
+
+_GONE = (errno.ENOENT, errno.ENOTDIR)  # nothing at the path, or a file where a folder was
 
 
 @dataclass(slots=True)
@@ -40,32 +43,61 @@ class ScanResult:
 
 
 class IgnoreRules:
-    """Glob rules over vault-relative POSIX paths.
+    """Glob rules over vault-relative POSIX paths, written as in a `.gitignore`.
 
-    A pattern with a "/" matches the whole path ("templates/**", "daily/*.md"); a pattern
-    without one matches a file or folder name at any depth ("*.excalidraw.md", "node_modules").
-    "**" spans folders, "*" and "?" stay within one name.
+    A pattern with a "/" before its end matches the whole path ("Templates/**",
+    "daily/*.md", "a/**/b"); one without matches a file or folder name at any depth
+    ("*.excalidraw.md", "node_modules"). "**" spans folders ("**/Private": a Private folder at
+    any depth), "*" and "?" stay within one name. A trailing "/" ("Private/", "a/b/") matches
+    folders only. A folder a pattern matches is left out with everything inside it.
     """
 
     def __init__(self, patterns: Iterable[str]):
-        self.patterns = tuple(p.strip().lstrip("/") for p in patterns if p.strip())
-        path_rx = [_glob_to_regex(p) for p in self.patterns if "/" in p]
-        name_rx = [_glob_to_regex(p) for p in self.patterns if "/" not in p]
-        self._path = re.compile("|".join(path_rx)) if path_rx else None
-        self._name = re.compile("|".join(name_rx)) if name_rx else None
+        self.patterns = tuple(p.strip() for p in patterns if p.strip())
+        rules: dict[tuple[bool, bool], list[str]] = {}  # (whole path, folders only) → regexes
+        for pattern in self.patterns:
+            if body := pattern.strip("/"):
+                rules.setdefault(("/" in body, pattern.endswith("/")), []).append(_glob_to_regex(body))
+
+        def joined(*keys: tuple[bool, bool], tail: str = "") -> re.Pattern[str] | None:
+            found = [rx for key in keys for rx in rules.get(key, ())]
+            return re.compile("(?:" + "|".join(found) + ")" + tail) if found else None
+
+        # a file: the rules for any path; a folder: all, its own path or everything in it
+        # matched at once (`ignores_dir` asks about "path/\x00")
+        self._path, self._name = joined((True, False)), joined((False, False))
+        self._folder_path = joined((True, False), (True, True), tail="(?:/\x00)?")
+        self._folder_name = joined((False, False), (False, True))
+        self._folder = ""  # the folder the paths asked about are relative to (`below`)
+
+    def below(self, folder: str) -> IgnoreRules:
+        """The same rules for paths relative to `folder` of the vault (a subtree's scan)."""
+        rules = copy.copy(self)
+        rules._folder = self._folder + folder.strip("/") + "/"
+        return rules
 
     def ignores_file(self, path: str) -> bool:
+        if self._folder:
+            path = self._folder + path
         if self._path is not None and self._path.fullmatch(path):
             return True
         name = path.rsplit("/", 1)[-1]
         return self._name is not None and self._name.fullmatch(name) is not None
 
     def ignores_dir(self, path: str) -> bool:
-        """True when everything under folder `path` is ignored ("dir/**" or a name rule)."""
-        name = path.rsplit("/", 1)[-1]
-        if self._name is not None and self._name.fullmatch(name):
+        """True when folder `path` and everything under it is ignored: a name rule, a path rule
+        matching the folder ("**/Private", "daily/*") or all inside it ("dir/**")."""
+        if self._folder:
+            path = self._folder + path
+        if self._folder_name is not None and self._folder_name.fullmatch(path.rsplit("/", 1)[-1]):
             return True
-        return self._path is not None and self._path.fullmatch(path + "/\x00") is not None
+        return self._folder_path is not None and self._folder_path.fullmatch(path + "/\x00") is not None
+
+    def dead_patterns(self) -> list[str]:
+        """The patterns that can match no path of the vault: nothing but "/", or a folder
+        that is empty ("a//b"), "." or ".." ("./Private": paths are relative to the vault and
+        have none of these)."""
+        return [p for p in self.patterns if any(part in ("", ".", "..") for part in p.strip("/").split("/"))]
 
 
 @lru_cache(maxsize=256)
@@ -95,17 +127,24 @@ def _glob_to_regex(pattern: str) -> str:
 def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> ScanResult:
     """Stat every note under `root` (depth-first, sorted), honouring ignore rules. `vault`:
     the vault `root` lies in, when it is one of its folders (a symlink leading to a folder
-    that holds the vault is not followed)."""
+    that holds the vault is not followed). A folder of the vault that is gone (removed since
+    it was named, as a watcher's batch names it) holds nothing: its notes are deleted, as a
+    full pass would; only the vault's own folder gone is unobservable."""
     result = ScanResult()
+    gone_is_empty = vault is not None
     seen_dirs: set[tuple[int, int]] = set()
     try:
         st = root.stat()
     except OSError as exc:
+        if gone_is_empty and exc.errno in _GONE:
+            return result
         result.unobservable.append("")
         result.problems.append(Problem("", "unreadable", f"cannot read the vault folder: {exc.strerror}"))
         return result
     seen_dirs.add((st.st_dev, st.st_ino))
-    _walk(str(root), "", rules, result, _Seen(seen_dirs, _folders_holding(vault if vault is not None else root)))
+    vault = vault if vault is not None else root
+    holding = _folders_holding(vault)
+    _walk(str(root), "", rules, result, _Seen(seen_dirs, holding, folder_id(vault), gone_is_empty))
     return result
 
 
@@ -113,25 +152,36 @@ def scan_vault(root: Path, rules: IgnoreRules, *, vault: Path | None = None) -> 
 class _Seen:
     folders: set[tuple[int, int]]  # (device, inode) of every folder walked
     holding: set[tuple[int, int]]  # (device, inode) of the vault and of each folder above it
+    vault: tuple[int, int] | None  # (device, inode) of the vault
+    gone_is_empty: bool  # the walk's own folder, when gone, holds nothing (one of the vault's)
 
 
 def _folders_holding(vault: Path) -> set[tuple[int, int]]:
     """(device, inode) of the vault's folder and of every folder above it: compared by identity,
     not by path, so case-insensitive file systems and bind mounts cannot hide a match."""
-    out: set[tuple[int, int]] = set()
-    for folder in (vault, *vault.resolve().parents):
-        try:
-            st = folder.stat()
-        except OSError:
-            continue
-        out.add((st.st_dev, st.st_ino))
-    return out
+    return {key for folder in (vault, *vault.resolve().parents) if (key := folder_id(folder)) is not None}
+
+
+def folder_id(folder: Path | str) -> tuple[int, int] | None:
+    """A folder's (device, inode), None when nothing is at `folder`."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _leads_inside(link: str, vault: tuple[int, int] | None) -> bool:
+    """Whether a symlink leads to a folder inside the vault (compared by identity, as
+    `_folders_holding` does): that folder is walked under its own path, or ignored there."""
+    target = Path(os.path.realpath(link))
+    return vault is not None and any(folder_id(folder) == vault for folder in target.parents)
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
     """Depth first, each folder in name order. Iterative (a stack of folder listings): a
     recursive walk hit Python's recursion limit in a tree deeper than about 990 folders."""
-    listings = [_listing(abs_dir, rel_dir, result)]
+    listings = [_listing(abs_dir, rel_dir, result, gone_is_empty=seen.gone_is_empty)]
     while listings:
         entries, rel_here = listings[-1]
         entry = next(entries, None)
@@ -143,13 +193,17 @@ def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, se
             listings.append(_listing(entry.path, folder, result))
 
 
-def _listing(abs_dir: str, rel_dir: str, result: ScanResult) -> tuple[Iterator[os.DirEntry[str]], str]:
+def _listing(
+    abs_dir: str, rel_dir: str, result: ScanResult, *, gone_is_empty: bool = False
+) -> tuple[Iterator[os.DirEntry[str]], str]:
     """The entries of a folder in name order, with its vault-relative path (`a/b/`); none, said,
-    when it cannot be listed."""
+    when it cannot be listed (none, unsaid, when it is gone and `gone_is_empty`)."""
     try:
         with os.scandir(abs_dir) as it:
             entries = sorted(it, key=lambda e: e.name)
     except OSError as exc:
+        if gone_is_empty and exc.errno in _GONE:
+            return iter([]), rel_dir
         result.unobservable.append(rel_dir)
         result.problems.append(
             Problem(rel_dir or ".", "unreadable", f"cannot list folder ({exc.strerror}); its notes are kept as they were")
@@ -161,6 +215,15 @@ def _listing(abs_dir: str, rel_dir: str, result: ScanResult) -> tuple[Iterator[o
 def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> str | None:
     """Record one entry of a folder; the folder path (`rel/`) to walk next when it is a folder to enter."""
     if not is_utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
+        try:
+            folder = entry.is_dir()
+        except OSError:
+            folder = False
+        if folder and rules.ignores_dir(rel):
+            return None
+        if not folder and (not is_note(rel) or rules.ignores_file(rel)):  # never indexed, whatever its name
+            result.other_files += 1
+            return None
         result.problems.append(bad_name(rel))
         return None
     try:
@@ -178,22 +241,30 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
             result.problems.append(
                 Problem(rel, "unreadable_link", f"cannot stat what the symlink leads to ({exc.strerror}); kept as it was")
             )
-        else:
-            result.unobservable.append(rel + "/" if entry.is_dir(follow_symlinks=False) else rel)
+        elif entry.is_dir(follow_symlinks=False):
+            result.unobservable.append(rel + "/")
             result.problems.append(Problem(rel, "unreadable", f"cannot stat ({exc.strerror}); kept as it was"))
+        else:  # (`unreadable` is a folder's, once in the index: `sync_scan.as_scan_problem`)
+            result.unobservable.append(rel)
+            result.problems.append(Problem(rel, "unreadable_file", f"cannot stat ({exc.strerror}); kept as it was"))
         return None
     if stat_mod.S_ISDIR(st.st_mode):
         if rules.ignores_dir(rel):
             return None
         key = (st.st_dev, st.st_ino)
-        if key in seen.folders:
-            result.problems.append(
-                Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
-            )
-            return None
         if is_link and key in seen.holding:
             result.problems.append(
                 Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
+            )
+            return None
+        if is_link and _leads_inside(entry.path, seen.vault):  # whatever the order of the names
+            result.problems.append(
+                Problem(rel, "symlink_loop", "symlink leads to a folder inside the vault, indexed under its own path; not followed")
+            )
+            return None
+        if key in seen.folders:
+            result.problems.append(
+                Problem(rel, "symlink_loop", "folder is reached twice through a symlink; skipped the second time")
             )
             return None
         seen.folders.add(key)
