@@ -23,7 +23,7 @@ from vaultmind.config import CONFIG_RELPATH, MAX_LIMIT, Config, load_config
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import ConfigError, UsageError
+from vaultmind.errors import ConfigError, NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 
 # DuckDB's buffer pool while a serving process loads the leaves: their scan only streams, and
 # a larger pool keeps its blocks (at 50k notes, 128 MB: the load's peak ~100 MB higher)
-AGENT_SCOPE = "agent"  # `ingest_document`'s notes: sources/document/agent/
 LOAD_MEMORY_LIMIT = "24MB"
 # ... and while it loads the vectors: one scan, whose blocks DuckDB would otherwise keep up to the
 # pool's size (at 50k notes: the peak while loading them 652 -> 582 MB, in the same time; with
@@ -459,25 +458,27 @@ class Memory:
         `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
         `source_id` again with another title, text or `source_ref` is its next version (the note
         replaced as a whole, `version` + 1); with the same ones, nothing changes."""
-        from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
+        from vaultmind.ingest.agent_document import (
+            AGENT_SCOPE,
+            not_indexed,
+            refuse_oversized,
+                )
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
         from vaultmind.retrieval.modes import query_source
 
-        size = len(body.encode("utf-8", "surrogatepass"))
-        if size > MAX_DOCUMENT_BYTES:  # as `ingest document` refuses such a file
-            raise UsageError(
-                f"the document's body is {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit for a document",
-                hint="split it into parts, each with its own source_id",
-            )
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
+        refuse_oversized(doc, self.config.max_file_bytes)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
             report = write_documents(self.config.vault, [doc])
             written, gone = report.to_sync()
-            self.sync_paths(written, gone=gone)
-        found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+            stats = self.sync_paths(written, gone=gone)
+        try:
+            found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+        except NotFound:
+            raise not_indexed(written[0] if written else "", stats, report.warnings) from None
         found["ingested"] = {
             "source_id": source_id,
             "note": written[0] if written else None,
