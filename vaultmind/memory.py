@@ -462,7 +462,8 @@ class Memory:
             AGENT_SCOPE,
             not_indexed,
             refuse_oversized,
-                )
+            refuse_taken_id,
+        )
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
@@ -471,6 +472,7 @@ class Memory:
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
         refuse_oversized(doc, self.config.max_file_bytes)
+        refuse_taken_id(self.index, source_id)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
             report = write_documents(self.config.vault, [doc])
             written, gone = report.to_sync()

@@ -6,6 +6,7 @@ with its reason, never as a source that does not exist."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from vaultmind.errors import UsageError, VaultmindError
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
@@ -13,6 +14,9 @@ from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.parts import megabytes
 from vaultmind.model import SyncStats
+
+if TYPE_CHECKING:
+    from vaultmind.index.store import Index
 
 AGENT_SCOPE = "agent"  # the scope of `ingest_document`'s notes: sources/document/agent/
 _SPLIT = "split it into parts, each with its own source_id"
@@ -49,3 +53,20 @@ def not_indexed(note: str, stats: SyncStats, warnings: Sequence[str]) -> Vaultmi
     where = f"{note} was written but is not indexed" if note else "the document was not written"
     return UsageError(f"{where}: {'; '.join(said)}", hint="fix what is said, then give the document again")
 
+
+def refuse_taken_id(index: Index, source_id: str) -> None:
+    """A UsageError when `source_id` is another source's than an agent's document (a file's
+    document, a chat, an email): an agent's text never replaces its note nor joins its leaves."""
+    rows = index.query(
+        """SELECT path, coalesce(source_kind, kind) FROM notes WHERE source_id = ?
+           AND (source_kind IS DISTINCT FROM 'document'
+                OR json_extract_string(frontmatter, '$.scope') IS DISTINCT FROM ?)
+           ORDER BY path LIMIT 1""",
+        [source_id, AGENT_SCOPE],
+    )
+    if rows:
+        path, kind = rows[0]
+        raise UsageError(
+            f"source_id {source_id!r} is taken by a {kind} source ({path}), not an agent's document",
+            hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
+        )
