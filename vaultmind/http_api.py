@@ -18,7 +18,8 @@ modules' routes; docs/architecture.md lists them all).
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own methods; on a path no route has, the
-API's: GET and POST), 413 for a body over `MAX_BODY`, 500 when vaultmind failed.
+API's: GET and POST), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
+waits for the requests being answered), 500 when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
@@ -55,6 +57,9 @@ log = logging.getLogger(__name__)
 # daemon) with its JSON escapes, and the paths an `ingest` of hundreds of thousands of notes hands over.
 MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
 _DRAIN_CHUNK = 1 << 16
+# How long a stop waits for the requests being answered before the server closes (the daemon
+# then closes the index: a request still running would fail on it).
+DRAIN_S = 30.0
 # How long a connection may be silent while the server waits for the rest of a request (or the
 # next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
 SOCKET_TIMEOUT_S = 60.0
@@ -189,7 +194,8 @@ class ApiServer:
         and, until then, what the daemon is doing (`doing`: "reading the vault's notes 1,200/50,000").
         `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
-        handler = _make_handler(memory, token, ready or (lambda: True), on_batch, doing or (lambda: None))
+        self.requests = _Requests()
+        handler = _make_handler(memory, token, ready or (lambda: True), on_batch, doing or (lambda: None), self.requests)
         host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:
             self.httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
@@ -210,10 +216,47 @@ class ApiServer:
     def start(self) -> None:
         self.thread.start()
 
-    def stop(self) -> None:
+    def stop(self, *, wait_s: float = DRAIN_S, give_up: threading.Event | None = None) -> None:
+        """Stop: a request from now on is answered 503 (`stopping`), those being answered are
+        waited for, up to `wait_s` (or until `give_up` is set: a second signal), then the server
+        closes. Its owner closes the `Memory` after: a request it cut short had answered 500."""
+        left = self.requests.drain(wait_s, give_up)
+        if left:
+            log.warning("api: %d request(s) still running after %g s; stopping without them", left, wait_s)
         if self.thread.is_alive():  # (`shutdown` waits for a serving loop: forever if none started)
             self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class _Requests:
+    """The requests being answered, and whether the server stops (then no new one is taken)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._running = 0
+        self.stopping = False
+
+    def enter(self) -> bool:
+        """Count a request in; False (not counted) once the server stops."""
+        with self._changed:
+            if self.stopping:
+                return False
+            self._running += 1
+            return True
+
+    def leave(self) -> None:
+        with self._changed:
+            self._running -= 1
+            self._changed.notify_all()
+
+    def drain(self, wait_s: float, give_up: threading.Event | None) -> int:
+        """Take no new request, and wait for those running (bounded); how many still run."""
+        deadline = time.monotonic() + wait_s
+        with self._changed:
+            self.stopping = True
+            while self._running and (left := deadline - time.monotonic()) > 0 and not (give_up and give_up.is_set()):
+                self._changed.wait(min(left, 0.1))
+            return self._running
 
 
 def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dict[str, Any]:
@@ -229,6 +272,12 @@ def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dic
 
 class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
+
+
+class _Stopping(VaultmindError):
+    """A request that came while the daemon stops (answered 503)."""
+
+    code = "stopping"
 
 
 class _LengthRequired(UsageError):
@@ -253,7 +302,12 @@ class _Server6(_Server):
 
 
 def _make_handler(
-    memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None, doing: Callable[[], str | None]
+    memory: Memory,
+    token: str,
+    ready: Callable[[], bool],
+    on_batch: OnBatch | None,
+    doing: Callable[[], str | None],
+    requests: _Requests,
 ) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
@@ -312,6 +366,18 @@ def _make_handler(
         def _answer(self, method: str) -> None:
             if not self._authorized():
                 return
+            if not requests.enter():
+                self.close_connection = True
+                self._send(503, _error(_Stopping(
+                    "the daemon is stopping", hint="run the command again in a moment: it then works without the daemon"
+                )))
+                return
+            try:
+                self._route(method)
+            finally:
+                requests.leave()
+
+        def _route(self, method: str) -> None:
             route_path, _, query = self.path.partition("?")
             key = (method, route_path)
             route = routes.get(key)

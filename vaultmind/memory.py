@@ -330,8 +330,10 @@ class Memory:
         deadline = time.monotonic() + timeout
         while not self.stopping.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or not self._idle.wait(left):
+            if left <= 0:
                 return
+            if not self._idle.wait(min(left, 0.25)):  # (in steps: a stop is seen while a request runs)
+                continue
             quiet_for = time.monotonic() - self._last_foreground
             if quiet_for >= quiet_s:
                 return
