@@ -198,6 +198,42 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
         server.stop()
 
 
+def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: Memory) -> None:
+    """A key no route takes is named, with those it takes: read as absent, `{"pathz": […]}`
+    synced the whole vault and `{"jobid": 2}` retried every failed job."""
+    import http.client
+    import json
+
+    (memory.config.vault / "a.md").write_text("# A\n\nThe atlas launch.\n", encoding="utf-8")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def ask(method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            if method == "GET":
+                conn.request("GET", path + "?" + "&".join(f"{k}={v}" for k, v in body.items()), headers={"Authorization": "Bearer secret"})
+            else:
+                conn.request(method, path, body=json.dumps(body).encode(), headers={"Authorization": "Bearer secret"})
+            response = conn.getresponse()
+            return response.status, json.loads(response.read() or b"{}")
+        finally:
+            conn.close()
+
+    try:
+        status, answer = ask("POST", "/v1/sync", {"pathz": ["a.md"]})
+        assert status == 400 and answer["error"]["message"] == "unknown key 'pathz' in the request", answer
+        assert "gone, paths" in answer["error"]["hint"]
+        assert memory.counts()["notes"] == 0, "nothing was synced"
+        status, answer = ask("POST", "/v1/queue/retry", {"jobid": 2})
+        assert status == 400 and "'jobid'" in answer["error"]["message"] and "job_id" in answer["error"]["hint"], answer
+        for method, path in sorted({*http_api._all_routes(), ("GET", "/v1/health")}):
+            status, answer = ask(method, path, {"zzz": 1})
+            assert status == 400 and answer["error"]["message"] == "unknown key 'zzz' in the request", (path, status, answer)
+    finally:
+        server.stop()
+
+
 def test_a_busy_daemon_is_said_to_be_busy_not_stopped(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     """A request that waits longer than the client's timeout on a daemon that still answers its
     health check (a large batch holds it) is "busy", not "may have stopped"."""

@@ -70,15 +70,41 @@ OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index,
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
     """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
-    _only_keys(body, {"query", "limit"}, 'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments')
     return memory.query("search", body)
 
 
-def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
-    """A UsageError naming the keys of `body` not in `known`, if any."""
+# The keys each route takes (a POST's body's, a GET's query's), and what to say of another: every
+# other key is refused, naming it (`refuse_stray_keys`). A misspelt one read as absent did the
+# widest thing: `{"jobid": 2}` retried every failed job, `{"pathz": […]}` synced the whole vault.
+KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
+    ("GET", "/v1/health"): (frozenset(), None),
+    ("GET", "/v1/status"): (frozenset({"notice"}), None),
+    ("POST", "/v1/search"): (
+        frozenset({"query", "limit"}),
+        'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
+    ),
+    ("POST", "/v1/query"): (
+        frozenset({"mode", "args"}),
+        'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
+    ),
+    ("POST", "/v1/sync"): (frozenset({"paths", "gone"}), None),
+    ("POST", "/v1/reindex"): (frozenset(), None),
+    ("POST", "/v1/tree"): (frozenset({"tree"}), None),
+    ("POST", "/v1/flush"): (frozenset({"all", "at", "max_stale"}), None),
+    ("POST", "/v1/entities"): (frozenset({"action", "id", "kind", "limit"}), None),
+    ("POST", "/v1/explain"): (frozenset({"leaf_id"}), None),
+    ("GET", "/v1/queue"): (frozenset(), None),
+    ("POST", "/v1/queue/retry"): (frozenset({"job_id", "failed", "deferred"}), None),
+}
+
+
+def refuse_stray_keys(route: tuple[str, str], body: dict[str, Any]) -> None:
+    """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any."""
     from vaultmind.retrieval.dispatch import refuse_stray
 
-    refuse_stray(body, known, noun="key", where="in the request", hint=hint)
+    known, hint = KEYS.get(route, (frozenset(), None))
+    takes = f"{route[0]} {route[1]} takes " + (", ".join(sorted(known)) if known else "no keys")
+    refuse_stray(body, known, noun="key", where="in the request", hint=hint or takes)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -144,8 +170,6 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     args = body.get("args") or {}
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
-    # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
-    _only_keys(body, {"mode", "args"}, 'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"')
     return memory.query(mode, args)
 
 
@@ -386,6 +410,7 @@ def _make_handler(
                 return
             try:
                 body = self._body() if method == "POST" else dict(parse_qsl(query))
+                refuse_stray_keys(key, body)  # {"mode": "walk", "query": …}: a mode's arguments go under "args"
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:
