@@ -27,9 +27,9 @@ from vaultmind.llm.ollama_chat import (
     parse_json_object,
 )
 from vaultmind.memory import Memory
-from vaultmind.queue.failures import BACKOFF, JobFailure, classify
+from vaultmind.queue.failures import BACKOFF, FailureClass, JobFailure, classify
 from vaultmind.queue.kinds import JobContext, JobKind
-from vaultmind.queue.reconcile import reconcile
+from vaultmind.queue.reconcile import REQUEUE_FAILED_AFTER_MS, reconcile
 from vaultmind.queue.store import (
     NewJob,
     cancel,
@@ -129,7 +129,9 @@ def test_startup_releases_jobs_left_running(index: Index) -> None:
     assert again is not None and again.attempts == 2
 
 
-def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts_are_spent(index: Index) -> None:
+def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts_are_spent(
+    index: Index, tmp_path: Path
+) -> None:
     add(index, "a", max_attempts=2)
     for start in range(2):  # each start claims it, and the process dies (kill -9) mid-job
         job = claim(index, now=T0 + start * 1000, lease_s=3600)
@@ -137,8 +139,27 @@ def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts
         assert release_running(index, now=T0 + start * 1000 + 500) == 1  # the next start
     assert claim(index, now=T0 + 10_000) is None  # parked, not claimed a third time
     rows = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
-    assert rows[0][:3] == ("failed", 2, "transient") and "released at start-up" in rows[0][3]
-    assert retry(index, now=T0 + 20_000) == {"requeued": 1, "ids": [job.id]}  # `vaultmind retry` frees it
+    assert rows[0][:3] == ("failed", 2, "unrecoverable") and "released at start-up" in rows[0][3]
+    later = T0 + 10_000 + REQUEUE_FAILED_AFTER_MS + 1
+    assert reconcile(index, load_config(tmp_path, embed_provider="none"), [], now=later)["requeued"] == 0  # no fresh attempts 3 h on
+    assert claim(index, now=later) is None
+    assert retry(index, now=later) == {"requeued": 1, "ids": [job.id]}  # `vaultmind retry` frees it
+
+
+def test_reconcile_gives_a_transient_failure_fresh_attempts_after_a_while_and_an_unrecoverable_none(
+    index: Index, tmp_path: Path
+) -> None:
+    add(index, "flaky", "broken", max_attempts=1)
+    for _ in range(2):
+        job = claim(index, now=T0)
+        assert job is not None
+        failure_class: FailureClass = "transient" if job.dedupe_key == "flaky" else "unrecoverable"
+        assert fail(index, job, failure_class, "it failed", now=T0) == "failed"
+    config = load_config(tmp_path, embed_provider="none")
+    assert reconcile(index, config, [], now=T0 + REQUEUE_FAILED_AFTER_MS - 1)["requeued"] == 0  # not yet
+    assert reconcile(index, config, [], now=T0 + REQUEUE_FAILED_AFTER_MS + 1)["requeued"] == 1
+    rows = index.query("SELECT dedupe_key, status, attempts FROM jobs ORDER BY dedupe_key")
+    assert rows == [("broken", "failed", 1), ("flaky", "ready", 0)]
 
 
 def test_concurrent_claims_never_hand_out_a_job_twice(index: Index) -> None:
