@@ -392,6 +392,40 @@ def test_a_closed_llm_gate_is_probed_by_one_job_per_backoff(tmp_path: Path, inde
     assert queue_status(index)["depth"] == 0
 
 
+def test_one_job_probes_a_gate_whose_backoff_passed_while_the_other_workers_wait(tmp_path: Path, index: Index) -> None:
+    """With room for several LLM calls (`llm_concurrency` 3), a worker that finds the probe
+    running claims no LLM job, and leaves the probe's mark as it was: it had cleared it, so the
+    next worker started a second probe of an Ollama that is down."""
+    clock = [T0]
+    tried: list[str] = []
+    probing, release = threading.Event(), threading.Event()
+
+    def ask_llm(ctx: JobContext, job: Any) -> str | None:
+        tried.append(job.payload()["key"])
+        if len(tried) == 1:
+            raise LlmUnreachable("cannot connect to Ollama")
+        probing.set()
+        release.wait(30)  # the probe waits for Ollama's answer
+        return None
+
+    settings = QueueSettings(llm_concurrency=3)
+    pool = WorkerPool(load_config(tmp_path), index=index, kinds=[JobKind("llm", ask_llm, llm_bound=True)], settings=settings, clock=lambda: clock[0])
+    add(index, *(f"q{i}" for i in range(5)), kind="llm")
+    assert pool.drain(timeout_s=20) == 1 and pool.status()["llm_gate"] == "closed"
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    probe = threading.Thread(target=pool.run_once, daemon=True)
+    probe.start()
+    try:
+        assert probing.wait(30)
+        assert pool.run_once() is False  # the probe runs: this worker waits
+        assert pool.run_once() is False, "a second probe started"
+        assert len(tried) == 2
+    finally:
+        release.set()
+        probe.join(30)
+    assert pool.status()["llm_gate"] == "open"
+
+
 # -- the gray band against a fake Ollama (real client) -------------------------------------------------
 
 
