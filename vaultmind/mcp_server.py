@@ -225,6 +225,8 @@ class McpServer:
             return _tool_error(_failure(exc))
         if isinstance(answer.get("evidence"), str):  # walk's cited block, as it reads, and the hits' ids
             content = [{"type": "text", "text": answer["evidence"]}, {"type": "text", "text": json.dumps(_hit_ids(answer))}]
+        elif mode == "ingest_document":  # what was written, not the document said back
+            content = [{"type": "text", "text": json.dumps(_ingested(answer), ensure_ascii=False)}]
         else:
             content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         return {"content": content, "structuredContent": answer, "isError": False}
@@ -238,6 +240,15 @@ def _hit_ids(answer: dict[str, Any]) -> dict[str, Any]:
     budget the agent asked for."""
     hits = [{"node_id": hit["node_id"], "node_kind": hit["node_kind"]} for hit in answer.get("hits") or ()]
     return {"hits": hits, "total": answer.get("total"), "truncated": answer.get("truncated")}
+
+
+def _ingested(answer: dict[str, Any]) -> dict[str, Any]:
+    """An `ingest_document`'s answer as the agent's text reads it: what was written (`ingested`:
+    its source id, note, whether it changed, its leaves' count, warnings) and a link to its first
+    leaf. Every leaf — the whole document with scores and links, more than its text — is the
+    structured content only."""
+    hits = answer.get("hits") or ()
+    return {"ingested": answer.get("ingested"), "link": hits[0].get("link") if hits else None}
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:
