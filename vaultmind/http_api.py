@@ -148,7 +148,10 @@ def _heard(on_batch: OnBatch | None, what: str, stats: SyncStats) -> None:
 
 def _vault_relative(memory: Memory, path: str) -> str:
     """`path` as a vault-relative POSIX path: an absolute one inside the vault is made relative;
-    one outside it, or one that climbs out with "..", is an error (it would sync nothing)."""
+    one outside it, one that climbs out with "..", or one with a NUL (no file has one) is an
+    error (it would sync nothing)."""
+    if "\x00" in path:
+        raise UsageError(f"{path!r} holds a NUL character, which no file name has")
     if PurePosixPath(path).is_absolute():
         vault = memory.config.vault.as_posix()
         for candidate, root in ((os.path.normpath(path), vault), (os.path.realpath(path), os.path.realpath(vault))):
@@ -480,7 +483,7 @@ def _make_handler(
                 data = json.loads((raw or b"{}").decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise UsageError(f"request body is not UTF-8 (byte {exc.start})") from exc
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
                 raise UsageError(f"request body is not JSON: {exc}") from exc
             except RecursionError as exc:  # thousands of nested brackets
                 raise UsageError("request body nests too deeply to be read") from exc

@@ -151,7 +151,7 @@ class McpServer:
         """The answer to one line (a message or a batch of them); None for notifications only."""
         try:
             message = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
             return _error(None, PARSE_ERROR, f"not JSON: {exc}")
         except RecursionError:  # a line of thousands of nested brackets: the server reads on
             return _error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")
