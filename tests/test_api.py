@@ -175,6 +175,7 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
             (ask("POST", "/v1/search", b'{"query": ""}'), "'query' must be a non-empty string"),
             (ask("POST", "/v1/search", b'{"query": "x", "limit": true}'), "'limit' must be a positive integer"),
             (ask("POST", "/v1/search", b'{"query": "x", "limit": ' + b"9" * 5000 + b"}"), "request body is not JSON"),
+            *((ask("POST", "/v1/query", json.dumps({"mode": "walk", "args": args}).encode()), "'args' must be an object") for args in ([], 0, False, "")),
             (ask("POST", "/v1/sync", json.dumps({"paths": ["a\u0000b.md"]}).encode()), "holds a NUL character"),
             (ask("POST", "/v1/sync", json.dumps({"paths": ["/a\u0000b.md"]}).encode()), "holds a NUL character"),
         ]

@@ -54,6 +54,10 @@ def test_the_mcp_server_reads_on_after_a_deep_line_and_names_params_that_are_no_
     answers = _mcp(ask, '{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"n": ' + "9" * 5000 + "}}", _request(5, "ping"))
     assert answers[None]["error"]["code"] == -32700 and "Exceeds the limit" in answers[None]["error"]["message"]
     assert answers[5]["result"] == {}
+    # arguments that are no object are refused, whatever they are; never read as none
+    wrong: list[Any] = [[], 0, False, "x"]
+    answers = _mcp(ask, *(_request(n, "tools/call", params={"name": "memory_tree", "arguments": a}) for n, a in enumerate(wrong)))
+    assert [answers[n]["error"] for n in range(len(wrong))] == [{"code": -32602, "message": "arguments must be an object"}] * len(wrong)
 
 
 def test_the_api_answers_a_deep_body_400_and_closes_a_half_sent_one(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -170,7 +170,8 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     mode = body.get("mode")
     if not isinstance(mode, str):
         raise UsageError("'mode' must be a string")
-    args = body.get("args") or {}
+    args = body.get("args")
+    args = {} if args is None else args  # ([], 0, false are no object: refused)
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
     return memory.query(mode, args)

@@ -192,7 +192,8 @@ class McpServer:
             name = params.get("name")
             if name != TOOL:
                 return _error(ident, INVALID_PARAMS, f"unknown tool {name!r}; the one tool is {TOOL!r}")
-            arguments = params.get("arguments") or {}
+            arguments = params.get("arguments")
+            arguments = {} if arguments is None else arguments  # ([], 0, false are no object: refused)
             if not isinstance(arguments, dict):
                 return _error(ident, INVALID_PARAMS, "arguments must be an object")
             return _result(ident, self._call(arguments))
