@@ -450,8 +450,6 @@ class Memory:
         `walk` and `search` without a `limit` return the vault's `[search] limit` of hits."""
         from vaultmind.retrieval.dispatch import run_mode
 
-        if mode in ("walk", "search") and args.get("limit") is None:
-            args = {**args, "limit": self.config.search_limit}
         return run_mode(self, mode, args)
 
     def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
