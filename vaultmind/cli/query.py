@@ -189,8 +189,15 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
             )
         return result
 
+    from vaultmind.client import WORK_TIMEOUT_S
+
+    # a document's write is waited for: an agent told "busy" would not know whether it was written
+    timeout = WORK_TIMEOUT_S if mode == "ingest_document" else None
     answer: dict[str, Any] = through_daemon_or_local(
-        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}), local, progress=progress
+        config,
+        lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}, timeout=timeout),
+        local,
+        progress=progress,
     )
     return answer
 
