@@ -174,6 +174,10 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
             (ask("POST", "/v1/search", b'{"query": "\xff\xfe"}'), "request body is not UTF-8"),
             (ask("POST", "/v1/search", b'{"query": ""}'), "'query' must be a non-empty string"),
             (ask("POST", "/v1/search", b'{"query": "x", "limit": true}'), "'limit' must be a positive integer"),
+            (ask("POST", "/v1/search", b'{"query": "x", "limit": ' + b"9" * 5000 + b"}"), "request body is not JSON"),
+            *((ask("POST", "/v1/query", json.dumps({"mode": "walk", "args": args}).encode()), "'args' must be an object") for args in ([], 0, False, "")),
+            (ask("POST", "/v1/sync", json.dumps({"paths": ["a\u0000b.md"]}).encode()), "holds a NUL character"),
+            (ask("POST", "/v1/sync", json.dumps({"paths": ["/a\u0000b.md"]}).encode()), "holds a NUL character"),
         ]
         for (status, answer), message in wrong:
             assert status == 400 and message in answer["error"]["message"], (message, status, answer)
@@ -194,6 +198,42 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
         assert status == 200 and answer["added"] == 1, answer
         status, answer = ask("TRACE", "/v1/query")
         assert status == 405 and "method TRACE is not allowed" in answer["error"]["message"]
+    finally:
+        server.stop()
+
+
+def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: Memory) -> None:
+    """A key no route takes is named, with those it takes: read as absent, `{"pathz": […]}`
+    synced the whole vault and `{"jobid": 2}` retried every failed job."""
+    import http.client
+    import json
+
+    (memory.config.vault / "a.md").write_text("# A\n\nThe atlas launch.\n", encoding="utf-8")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def ask(method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        try:
+            if method == "GET":
+                conn.request("GET", path + "?" + "&".join(f"{k}={v}" for k, v in body.items()), headers={"Authorization": "Bearer secret"})
+            else:
+                conn.request(method, path, body=json.dumps(body).encode(), headers={"Authorization": "Bearer secret"})
+            response = conn.getresponse()
+            return response.status, json.loads(response.read() or b"{}")
+        finally:
+            conn.close()
+
+    try:
+        status, answer = ask("POST", "/v1/sync", {"pathz": ["a.md"]})
+        assert status == 400 and answer["error"]["message"] == "unknown key 'pathz' in the request", answer
+        assert "gone, paths" in answer["error"]["hint"]
+        assert memory.counts()["notes"] == 0, "nothing was synced"
+        status, answer = ask("POST", "/v1/queue/retry", {"jobid": 2})
+        assert status == 400 and "'jobid'" in answer["error"]["message"] and "job_id" in answer["error"]["hint"], answer
+        for method, path in sorted({*http_api._all_routes(), ("GET", "/v1/health")}):
+            status, answer = ask(method, path, {"zzz": 1})
+            assert status == 400 and answer["error"]["message"] == "unknown key 'zzz' in the request", (path, status, answer)
     finally:
         server.stop()
 

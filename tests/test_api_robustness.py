@@ -50,6 +50,14 @@ def test_the_mcp_server_reads_on_after_a_deep_line_and_names_params_that_are_no_
     # as a daemon's failure reaches the agent (its 500, a DaemonError): the tool's failed answer
     assert answers[2]["result"]["isError"] is True and "vaultmind failed: KeyError" in answers[2]["result"]["content"][0]["text"]
     assert answers[3]["result"] == {}  # the server answered on
+    # JSON Python does not read (an integer of thousands of digits): a parse error, the server reads on
+    answers = _mcp(ask, '{"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"n": ' + "9" * 5000 + "}}", _request(5, "ping"))
+    assert answers[None]["error"]["code"] == -32700 and "Exceeds the limit" in answers[None]["error"]["message"]
+    assert answers[5]["result"] == {}
+    # arguments that are no object are refused, whatever they are; never read as none
+    wrong: list[Any] = [[], 0, False, "x"]
+    answers = _mcp(ask, *(_request(n, "tools/call", params={"name": "memory_tree", "arguments": a}) for n, a in enumerate(wrong)))
+    assert [answers[n]["error"] for n in range(len(wrong))] == [{"code": -32602, "message": "arguments must be an object"}] * len(wrong)
 
 
 def test_the_api_answers_a_deep_body_400_and_closes_a_half_sent_one(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -128,3 +128,67 @@ def test_a_second_signal_while_the_daemon_stops_skips_the_waits_not_the_cleanup(
     assert took < 20, f"the second signal gave up the wait ({took:.1f} s)"
     assert not (vault / ".vaultmind" / "daemon.json").exists(), err
     assert "Traceback" not in err, err
+
+
+def test_a_stop_waits_for_the_requests_being_answered_and_refuses_new_ones(vault: Path) -> None:
+    """A question being answered when the daemon stops gets its answer, not a 500 from the
+    index closed under it; a request that comes meanwhile is answered 503 (`stopping`)."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    from .conftest import WAIT_S, until
+
+    write(vault, "a.md", "# A\n\nThe atlas launch moved to March.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    memory = Memory.open(config)
+    runner = Daemon(config, memory)
+    asked, release = threading.Event(), threading.Event()
+    query = memory.query
+
+    def slow_query(mode: str, args: dict[str, object]) -> dict[str, object]:  # a long question
+        asked.set()
+        release.wait(WAIT_S)
+        return query(mode, args)
+
+    memory.query = slow_query  # type: ignore[method-assign]
+
+    def serve() -> None:  # as `vaultmind watch` runs it: the memory closed once the daemon stopped
+        try:
+            runner.run()
+        finally:
+            memory.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    answers: list[object] = []
+    try:
+        assert runner.ready.wait(30)
+        client = find_daemon(config)
+        assert client is not None
+        asking = threading.Thread(
+            target=lambda: answers.append(client.call("POST", "/v1/query", {"mode": "search", "args": {"query": "atlas"}}, timeout=WAIT_S)),
+            daemon=True,
+        )
+        asking.start()
+        assert asked.wait(WAIT_S)
+        threading.Thread(target=runner.stop, daemon=True).start()
+
+        def health() -> int:
+            request = urllib.request.Request(client.base + "/v1/health", headers={"Authorization": f"Bearer {client.token}"})
+            try:
+                with urllib.request.urlopen(request, timeout=5) as response:
+                    return int(response.status)
+            except urllib.error.HTTPError as exc:
+                assert json.loads(exc.read())["error"]["code"] == "stopping"
+                return int(exc.code)
+
+        assert until(lambda: health() == 503), "a request while the daemon stops is refused, not answered"
+        assert thread.is_alive(), "the daemon waits for the question being answered"
+    finally:
+        release.set()
+    asking.join(WAIT_S)
+    thread.join(WAIT_S)
+    assert not thread.is_alive()
+    [answer] = answers
+    assert isinstance(answer, dict) and answer["hits"][0]["note_path"] == "a.md"

@@ -62,3 +62,32 @@ def test_the_command_line_takes_the_text_from_standard_input(
     assert out.startswith("vaultmind: sources/document/agent/ferry-tickets.md written (1 leaf)\n")
     code, data, _ = run_main(capsys, "query", "search", "kiosk", "--vault", str(vault), "--json")
     assert data["hits"][0]["note_path"] == "sources/document/agent/ferry-tickets.md"
+
+
+def test_a_document_whose_write_outlasts_a_questions_timeout_is_waited_for(
+    vault: Path, daemon: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large document (a few MB: its leaves embedded and indexed) can take longer than a
+    client waits for a question's answer: the agent was told the daemon was busy while its
+    document was written. Its write is waited for."""
+    import time
+
+    from vaultmind.cli.query import ask
+    from vaultmind.client import DaemonClient
+
+    query = daemon.query
+
+    def slow(mode: str, args: dict[str, object]) -> dict[str, object]:
+        time.sleep(2.0)  # a write longer than the question's timeout below
+        return query(mode, args)
+
+    monkeypatch.setattr(daemon, "query", slow)
+    made = DaemonClient.__init__
+
+    def impatient(self: DaemonClient, *args: object, **kwargs: object) -> None:
+        made(self, *args, **kwargs)  # type: ignore[arg-type]
+        self.timeout = 0.5  # how long a question is waited for, shortened
+
+    monkeypatch.setattr(DaemonClient, "__init__", impatient)
+    answer = ask(daemon.config, "ingest_document", dict(FERRY))
+    assert answer["ingested"]["note"] == "sources/document/agent/ferry-times.md"

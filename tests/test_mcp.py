@@ -284,6 +284,23 @@ def test_the_text_an_agent_reads_for_a_cited_walk_stays_within_the_budget_it_ask
     assert [h["node_id"] for h in json.loads(ids)["hits"]] == [h["node_id"] for h in full["hits"]]
 
 
+def test_the_text_an_agent_reads_for_an_ingested_document_says_what_was_written_not_the_document(tmp_path: Path) -> None:
+    """An `ingest_document`'s text was every leaf as JSON, with scores and links: the document
+    said back, larger than it was given. It says what was written; the leaves stay in
+    `structuredContent`."""
+    vault = boat_vault(tmp_path / "vault")
+    body = "\n\n".join(f"Paragraph {n}: the harbour ferry leaves pier {n} at dawn, and the kayak racks open." for n in range(300))
+    answers = _serve_lines(vault, [_call(1, mode="ingest_document", title="Harbour guide", body=body, source_id="agent:harbour")])
+    result = answers[1]["result"]
+    assert result["isError"] is False
+    [text] = [item["text"] for item in result["content"]]
+    full = result["structuredContent"]
+    assert len(text) < 1000 < len(body), len(text)
+    said = json.loads(text)
+    assert said["ingested"] == full["ingested"] and said["ingested"]["note"] == "sources/document/agent/harbour-guide.md"
+    assert said["ingested"]["leaves"] == len(full["hits"]) > 1 and said["link"] == full["hits"][0]["link"]
+
+
 def test_the_tool_schema_says_what_each_mode_does_and_the_kinds_it_takes(tmp_path: Path) -> None:
     """A model picks a mode and fills its arguments from the schema alone: `mode` listed eight
     names with no word on what each does or needs, and `kind` no kind — an agent asking

@@ -158,3 +158,14 @@ def test_install_copies_the_plugin_into_the_vault_and_nothing_else(built: Path, 
     bare.mkdir()
     done = subprocess.run([node, str(PLUGIN / "install.mjs"), str(bare)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and "has no .obsidian/ folder" in done.stderr
+
+
+def test_the_plugins_longest_question_is_the_one_the_api_takes() -> None:
+    """The plugin cuts a selection to the longest question the API takes: a longer cap would be
+    refused by every daemon, a shorter one would cut questions short for nothing."""
+    from vaultmind.retrieval.dispatch import MAX_QUESTION_CHARS
+
+    source = (PLUGIN / "src" / "api.ts").read_text(encoding="utf-8")
+    found = re.search(r"export const QUESTION_CHARS = ([\d_]+);", source)
+    assert found is not None, "api.ts no longer declares QUESTION_CHARS"
+    assert int(found.group(1).replace("_", "")) == MAX_QUESTION_CHARS

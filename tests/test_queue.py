@@ -27,9 +27,9 @@ from vaultmind.llm.ollama_chat import (
     parse_json_object,
 )
 from vaultmind.memory import Memory
-from vaultmind.queue.failures import BACKOFF, JobFailure, classify
+from vaultmind.queue.failures import BACKOFF, FailureClass, JobFailure, classify
 from vaultmind.queue.kinds import JobContext, JobKind
-from vaultmind.queue.reconcile import reconcile
+from vaultmind.queue.reconcile import REQUEUE_FAILED_AFTER_MS, reconcile
 from vaultmind.queue.store import (
     NewJob,
     cancel,
@@ -129,7 +129,9 @@ def test_startup_releases_jobs_left_running(index: Index) -> None:
     assert again is not None and again.attempts == 2
 
 
-def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts_are_spent(index: Index) -> None:
+def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts_are_spent(
+    index: Index, tmp_path: Path
+) -> None:
     add(index, "a", max_attempts=2)
     for start in range(2):  # each start claims it, and the process dies (kill -9) mid-job
         job = claim(index, now=T0 + start * 1000, lease_s=3600)
@@ -137,8 +139,27 @@ def test_a_job_that_kills_the_process_at_every_start_is_parked_once_its_attempts
         assert release_running(index, now=T0 + start * 1000 + 500) == 1  # the next start
     assert claim(index, now=T0 + 10_000) is None  # parked, not claimed a third time
     rows = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
-    assert rows[0][:3] == ("failed", 2, "transient") and "released at start-up" in rows[0][3]
-    assert retry(index, now=T0 + 20_000) == {"requeued": 1, "ids": [job.id]}  # `vaultmind retry` frees it
+    assert rows[0][:3] == ("failed", 2, "unrecoverable") and "released at start-up" in rows[0][3]
+    later = T0 + 10_000 + REQUEUE_FAILED_AFTER_MS + 1
+    assert reconcile(index, load_config(tmp_path, embed_provider="none"), [], now=later)["requeued"] == 0  # no fresh attempts 3 h on
+    assert claim(index, now=later) is None
+    assert retry(index, now=later) == {"requeued": 1, "ids": [job.id]}  # `vaultmind retry` frees it
+
+
+def test_reconcile_gives_a_transient_failure_fresh_attempts_after_a_while_and_an_unrecoverable_none(
+    index: Index, tmp_path: Path
+) -> None:
+    add(index, "flaky", "broken", max_attempts=1)
+    for _ in range(2):
+        job = claim(index, now=T0)
+        assert job is not None
+        failure_class: FailureClass = "transient" if job.dedupe_key == "flaky" else "unrecoverable"
+        assert fail(index, job, failure_class, "it failed", now=T0) == "failed"
+    config = load_config(tmp_path, embed_provider="none")
+    assert reconcile(index, config, [], now=T0 + REQUEUE_FAILED_AFTER_MS - 1)["requeued"] == 0  # not yet
+    assert reconcile(index, config, [], now=T0 + REQUEUE_FAILED_AFTER_MS + 1)["requeued"] == 1
+    rows = index.query("SELECT dedupe_key, status, attempts FROM jobs ORDER BY dedupe_key")
+    assert rows == [("broken", "failed", 1), ("flaky", "ready", 0)]
 
 
 def test_concurrent_claims_never_hand_out_a_job_twice(index: Index) -> None:
@@ -369,6 +390,40 @@ def test_a_closed_llm_gate_is_probed_by_one_job_per_backoff(tmp_path: Path, inde
     assert pool.drain(timeout_s=20) == 50  # the probe succeeds: the gate opens for every job
     assert pool.status()["llm_gate"] == "open" and sorted(set(tried)) == sorted(f"q{i}" for i in range(50))
     assert queue_status(index)["depth"] == 0
+
+
+def test_one_job_probes_a_gate_whose_backoff_passed_while_the_other_workers_wait(tmp_path: Path, index: Index) -> None:
+    """With room for several LLM calls (`llm_concurrency` 3), a worker that finds the probe
+    running claims no LLM job, and leaves the probe's mark as it was: it had cleared it, so the
+    next worker started a second probe of an Ollama that is down."""
+    clock = [T0]
+    tried: list[str] = []
+    probing, release = threading.Event(), threading.Event()
+
+    def ask_llm(ctx: JobContext, job: Any) -> str | None:
+        tried.append(job.payload()["key"])
+        if len(tried) == 1:
+            raise LlmUnreachable("cannot connect to Ollama")
+        probing.set()
+        release.wait(30)  # the probe waits for Ollama's answer
+        return None
+
+    settings = QueueSettings(llm_concurrency=3)
+    pool = WorkerPool(load_config(tmp_path), index=index, kinds=[JobKind("llm", ask_llm, llm_bound=True)], settings=settings, clock=lambda: clock[0])
+    add(index, *(f"q{i}" for i in range(5)), kind="llm")
+    assert pool.drain(timeout_s=20) == 1 and pool.status()["llm_gate"] == "closed"
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    probe = threading.Thread(target=pool.run_once, daemon=True)
+    probe.start()
+    try:
+        assert probing.wait(30)
+        assert pool.run_once() is False  # the probe runs: this worker waits
+        assert pool.run_once() is False, "a second probe started"
+        assert len(tried) == 2
+    finally:
+        release.set()
+        probe.join(30)
+    assert pool.status()["llm_gate"] == "open"
 
 
 # -- the gray band against a fake Ollama (real client) -------------------------------------------------

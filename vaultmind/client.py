@@ -23,6 +23,9 @@ from vaultmind.errors import DaemonError, NotFound, UsageError, VaultmindError
 DAEMON_FILE = "daemon.json"
 STARTING_TIMEOUT_S = 900.0
 HEALTH_TIMEOUT_S = 2.0  # a daemon's health answer is waited for this long
+# How long a client waits for work whose answer it needs however long it takes (a sync of what an
+# ingest wrote, a rebuild, a flush, a document written and indexed): never called "busy".
+WORK_TIMEOUT_S = 3600.0
 _TOO_LARGE_HINT = "the request is over the daemon's size limit: stop it (`vaultmind stop`) and run the command without it"
 # The daemon listens on this machine: a proxy in the environment (HTTP_PROXY) is never asked,
 # it would see the bearer token and every question, and cannot reach this machine's loopback.

@@ -210,7 +210,7 @@ class Daemon:
         finally:
             try:
                 if self.api is not None:
-                    self.api.stop()
+                    self.api.stop(give_up=self.hurry)  # the requests being answered first
                 with contextlib.suppress(FileNotFoundError):
                     info_path.unlink()
             finally:

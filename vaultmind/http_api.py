@@ -18,7 +18,8 @@ modules' routes; docs/architecture.md lists them all).
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own methods; on a path no route has, the
-API's: GET and POST), 413 for a body over `MAX_BODY`, 500 when vaultmind failed.
+API's: GET and POST), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
+waits for the requests being answered), 500 when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import PurePosixPath
@@ -55,6 +57,9 @@ log = logging.getLogger(__name__)
 # daemon) with its JSON escapes, and the paths an `ingest` of hundreds of thousands of notes hands over.
 MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
 _DRAIN_CHUNK = 1 << 16
+# How long a stop waits for the requests being answered before the server closes (the daemon
+# then closes the index: a request still running would fail on it).
+DRAIN_S = 30.0
 # How long a connection may be silent while the server waits for the rest of a request (or the
 # next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
 SOCKET_TIMEOUT_S = 60.0
@@ -65,15 +70,41 @@ OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index,
 
 def _search(memory: Memory, body: dict[str, Any]) -> Any:
     """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
-    _only_keys(body, {"query", "limit"}, 'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments')
     return memory.query("search", body)
 
 
-def _only_keys(body: dict[str, Any], known: set[str], hint: str) -> None:
-    """A UsageError naming the keys of `body` not in `known`, if any."""
+# The keys each route takes (a POST's body's, a GET's query's), and what to say of another: every
+# other key is refused, naming it (`refuse_stray_keys`). A misspelt one read as absent did the
+# widest thing: `{"jobid": 2}` retried every failed job, `{"pathz": […]}` synced the whole vault.
+KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
+    ("GET", "/v1/health"): (frozenset(), None),
+    ("GET", "/v1/status"): (frozenset({"notice"}), None),
+    ("POST", "/v1/search"): (
+        frozenset({"query", "limit"}),
+        'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
+    ),
+    ("POST", "/v1/query"): (
+        frozenset({"mode", "args"}),
+        'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
+    ),
+    ("POST", "/v1/sync"): (frozenset({"paths", "gone"}), None),
+    ("POST", "/v1/reindex"): (frozenset(), None),
+    ("POST", "/v1/tree"): (frozenset({"tree"}), None),
+    ("POST", "/v1/flush"): (frozenset({"all", "at", "max_stale"}), None),
+    ("POST", "/v1/entities"): (frozenset({"action", "id", "kind", "limit"}), None),
+    ("POST", "/v1/explain"): (frozenset({"leaf_id"}), None),
+    ("GET", "/v1/queue"): (frozenset(), None),
+    ("POST", "/v1/queue/retry"): (frozenset({"job_id", "failed", "deferred"}), None),
+}
+
+
+def refuse_stray_keys(route: tuple[str, str], body: dict[str, Any]) -> None:
+    """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any."""
     from vaultmind.retrieval.dispatch import refuse_stray
 
-    refuse_stray(body, known, noun="key", where="in the request", hint=hint)
+    known, hint = KEYS.get(route, (frozenset(), None))
+    takes = f"{route[0]} {route[1]} takes " + (", ".join(sorted(known)) if known else "no keys")
+    refuse_stray(body, known, noun="key", where="in the request", hint=hint or takes)
 
 
 def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
@@ -117,7 +148,10 @@ def _heard(on_batch: OnBatch | None, what: str, stats: SyncStats) -> None:
 
 def _vault_relative(memory: Memory, path: str) -> str:
     """`path` as a vault-relative POSIX path: an absolute one inside the vault is made relative;
-    one outside it, or one that climbs out with "..", is an error (it would sync nothing)."""
+    one outside it, one that climbs out with "..", or one with a NUL (no file has one) is an
+    error (it would sync nothing)."""
+    if "\x00" in path:
+        raise UsageError(f"{path!r} holds a NUL character, which no file name has")
     if PurePosixPath(path).is_absolute():
         vault = memory.config.vault.as_posix()
         for candidate, root in ((os.path.normpath(path), vault), (os.path.realpath(path), os.path.realpath(vault))):
@@ -136,11 +170,10 @@ def _query(memory: Memory, body: dict[str, Any]) -> Any:
     mode = body.get("mode")
     if not isinstance(mode, str):
         raise UsageError("'mode' must be a string")
-    args = body.get("args") or {}
+    args = body.get("args")
+    args = {} if args is None else args  # ([], 0, false are no object: refused)
     if not isinstance(args, dict):
         raise UsageError("'args' must be an object")
-    # {"mode": "walk", "query": …}: the mode's arguments belong under "args"
-    _only_keys(body, {"mode", "args"}, 'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"')
     return memory.query(mode, args)
 
 
@@ -189,7 +222,8 @@ class ApiServer:
         and, until then, what the daemon is doing (`doing`: "reading the vault's notes 1,200/50,000").
         `on_batch`: told of every sync or reindex a request applied."""
         self.memory = memory
-        handler = _make_handler(memory, token, ready or (lambda: True), on_batch, doing or (lambda: None))
+        self.requests = _Requests()
+        handler = _make_handler(memory, token, ready or (lambda: True), on_batch, doing or (lambda: None), self.requests)
         host = host.strip().strip("[]")  # "[::1]" as a URL writes it
         try:
             self.httpd = (_Server6 if ":" in host else _Server)((host, port), handler)
@@ -210,10 +244,47 @@ class ApiServer:
     def start(self) -> None:
         self.thread.start()
 
-    def stop(self) -> None:
+    def stop(self, *, wait_s: float = DRAIN_S, give_up: threading.Event | None = None) -> None:
+        """Stop: a request from now on is answered 503 (`stopping`), those being answered are
+        waited for, up to `wait_s` (or until `give_up` is set: a second signal), then the server
+        closes. Its owner closes the `Memory` after: a request it cut short had answered 500."""
+        left = self.requests.drain(wait_s, give_up)
+        if left:
+            log.warning("api: %d request(s) still running after %g s; stopping without them", left, wait_s)
         if self.thread.is_alive():  # (`shutdown` waits for a serving loop: forever if none started)
             self.httpd.shutdown()
         self.httpd.server_close()
+
+
+class _Requests:
+    """The requests being answered, and whether the server stops (then no new one is taken)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._running = 0
+        self.stopping = False
+
+    def enter(self) -> bool:
+        """Count a request in; False (not counted) once the server stops."""
+        with self._changed:
+            if self.stopping:
+                return False
+            self._running += 1
+            return True
+
+    def leave(self) -> None:
+        with self._changed:
+            self._running -= 1
+            self._changed.notify_all()
+
+    def drain(self, wait_s: float, give_up: threading.Event | None) -> int:
+        """Take no new request, and wait for those running (bounded); how many still run."""
+        deadline = time.monotonic() + wait_s
+        with self._changed:
+            self.stopping = True
+            while self._running and (left := deadline - time.monotonic()) > 0 and not (give_up and give_up.is_set()):
+                self._changed.wait(min(left, 0.1))
+            return self._running
 
 
 def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dict[str, Any]:
@@ -229,6 +300,12 @@ def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dic
 
 class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
+
+
+class _Stopping(VaultmindError):
+    """A request that came while the daemon stops (answered 503)."""
+
+    code = "stopping"
 
 
 class _LengthRequired(UsageError):
@@ -253,7 +330,12 @@ class _Server6(_Server):
 
 
 def _make_handler(
-    memory: Memory, token: str, ready: Callable[[], bool], on_batch: OnBatch | None, doing: Callable[[], str | None]
+    memory: Memory,
+    token: str,
+    ready: Callable[[], bool],
+    on_batch: OnBatch | None,
+    doing: Callable[[], str | None],
+    requests: _Requests,
 ) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
     routes = _all_routes()
@@ -312,6 +394,18 @@ def _make_handler(
         def _answer(self, method: str) -> None:
             if not self._authorized():
                 return
+            if not requests.enter():
+                self.close_connection = True
+                self._send(503, _error(_Stopping(
+                    "the daemon is stopping", hint="run the command again in a moment: it then works without the daemon"
+                )))
+                return
+            try:
+                self._route(method)
+            finally:
+                requests.leave()
+
+        def _route(self, method: str) -> None:
             route_path, _, query = self.path.partition("?")
             key = (method, route_path)
             route = routes.get(key)
@@ -320,6 +414,7 @@ def _make_handler(
                 return
             try:
                 body = self._body() if method == "POST" else dict(parse_qsl(query))
+                refuse_stray_keys(key, body)  # {"mode": "walk", "query": …}: a mode's arguments go under "args"
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:
@@ -389,7 +484,7 @@ def _make_handler(
                 data = json.loads((raw or b"{}").decode("utf-8"))
             except UnicodeDecodeError as exc:
                 raise UsageError(f"request body is not UTF-8 (byte {exc.start})") from exc
-            except json.JSONDecodeError as exc:
+            except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
                 raise UsageError(f"request body is not JSON: {exc}") from exc
             except RecursionError as exc:  # thousands of nested brackets
                 raise UsageError("request body nests too deeply to be read") from exc

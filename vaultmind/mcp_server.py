@@ -151,7 +151,7 @@ class McpServer:
         """The answer to one line (a message or a batch of them); None for notifications only."""
         try:
             message = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
             return _error(None, PARSE_ERROR, f"not JSON: {exc}")
         except RecursionError:  # a line of thousands of nested brackets: the server reads on
             return _error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")
@@ -192,7 +192,8 @@ class McpServer:
             name = params.get("name")
             if name != TOOL:
                 return _error(ident, INVALID_PARAMS, f"unknown tool {name!r}; the one tool is {TOOL!r}")
-            arguments = params.get("arguments") or {}
+            arguments = params.get("arguments")
+            arguments = {} if arguments is None else arguments  # ([], 0, false are no object: refused)
             if not isinstance(arguments, dict):
                 return _error(ident, INVALID_PARAMS, "arguments must be an object")
             return _result(ident, self._call(arguments))
@@ -225,6 +226,8 @@ class McpServer:
             return _tool_error(_failure(exc))
         if isinstance(answer.get("evidence"), str):  # walk's cited block, as it reads, and the hits' ids
             content = [{"type": "text", "text": answer["evidence"]}, {"type": "text", "text": json.dumps(_hit_ids(answer))}]
+        elif mode == "ingest_document":  # what was written, not the document said back
+            content = [{"type": "text", "text": json.dumps(_ingested(answer), ensure_ascii=False)}]
         else:
             content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
         return {"content": content, "structuredContent": answer, "isError": False}
@@ -238,6 +241,15 @@ def _hit_ids(answer: dict[str, Any]) -> dict[str, Any]:
     budget the agent asked for."""
     hits = [{"node_id": hit["node_id"], "node_kind": hit["node_kind"]} for hit in answer.get("hits") or ()]
     return {"hits": hits, "total": answer.get("total"), "truncated": answer.get("truncated")}
+
+
+def _ingested(answer: dict[str, Any]) -> dict[str, Any]:
+    """An `ingest_document`'s answer as the agent's text reads it: what was written (`ingested`:
+    its source id, note, whether it changed, its leaves' count, warnings) and a link to its first
+    leaf. Every leaf — the whole document with scores and links, more than its text — is the
+    structured content only."""
+    hits = answer.get("hits") or ()
+    return {"ingested": answer.get("ingested"), "link": hits[0].get("link") if hits else None}
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:

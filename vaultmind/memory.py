@@ -20,7 +20,7 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import UsageError
+from vaultmind.errors import NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-AGENT_SCOPE = "agent"  # `ingest_document`'s notes: sources/document/agent/
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 # while serving: allocations between collections of the youngest generation (Python's default:
@@ -224,8 +223,10 @@ class Memory:
         deadline = time.monotonic() + timeout
         while not self.stopping.is_set():
             left = deadline - time.monotonic()
-            if left <= 0 or not self._idle.wait(left):
+            if left <= 0:
                 return
+            if not self._idle.wait(min(left, 0.25)):  # (in steps: a stop is seen while a request runs)
+                continue
             quiet_for = time.monotonic() - self._last_foreground
             if quiet_for >= quiet_s:
                 return
@@ -342,8 +343,6 @@ class Memory:
         `walk` and `search` without a `limit` return the vault's `[search] limit` of hits."""
         from vaultmind.retrieval.dispatch import run_mode
 
-        if mode in ("walk", "search") and args.get("limit") is None:
-            args = {**args, "limit": self.config.search_limit}
         return run_mode(self, mode, args)
 
     def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
@@ -352,25 +351,29 @@ class Memory:
         `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
         `source_id` again with another title, text or `source_ref` is its next version (the note
         replaced as a whole, `version` + 1); with the same ones, nothing changes."""
-        from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
+        from vaultmind.ingest.agent_document import (
+            AGENT_SCOPE,
+            not_indexed,
+            refuse_oversized,
+            refuse_taken_id,
+        )
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
         from vaultmind.retrieval.modes import query_source
 
-        size = len(body.encode("utf-8", "surrogatepass"))
-        if size > MAX_DOCUMENT_BYTES:  # as `ingest document` refuses such a file
-            raise UsageError(
-                f"the document's body is {size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit for a document",
-                hint="split it into parts, each with its own source_id",
-            )
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
+        refuse_oversized(doc, self.config.max_file_bytes)
+        refuse_taken_id(self.index, source_id)
         with self._ingest_lock:  # (two agents at once: one folder's plan at a time)
             report = write_documents(self.config.vault, [doc])
             written, gone = report.to_sync()
-            self.sync_paths(written, gone=gone)
-        found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+            stats = self.sync_paths(written, gone=gone)
+        try:
+            found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+        except NotFound:
+            raise not_indexed(written[0] if written else "", stats, report.warnings) from None
         found["ingested"] = {
             "source_id": source_id,
             "note": written[0] if written else None,

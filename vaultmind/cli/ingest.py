@@ -108,10 +108,12 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         )
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:
+        from vaultmind.client import WORK_TIMEOUT_S
+
         paths, gone = report.to_sync()
         sync = through_daemon_or_local(
             config,
-            lambda client: client.call("POST", "/v1/sync", {"paths": paths, "gone": gone}, timeout=3600),
+            lambda client: client.call("POST", "/v1/sync", {"paths": paths, "gone": gone}, timeout=WORK_TIMEOUT_S),
             lambda memory: memory.sync_paths(paths, gone=gone).to_dict(),
             progress=True,
             daemon_shows_progress=True,

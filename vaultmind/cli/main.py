@@ -284,7 +284,9 @@ def _whole_vault(args: argparse.Namespace, verb: str, route: str, apply: Callabl
         return result
 
     def remote(client: Any) -> dict[str, Any]:
-        result: dict[str, Any] = client.call("POST", route, {}, timeout=3600)
+        from vaultmind.client import WORK_TIMEOUT_S
+
+        result: dict[str, Any] = client.call("POST", route, {}, timeout=WORK_TIMEOUT_S)
         result.setdefault("enriched", dict(BACKGROUND_ENRICH))
         return result
 

@@ -169,9 +169,6 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
     """A mode's answer, as the command line and the MCP server get it: from the vault's daemon
     when one runs, else from the index opened here (indexed first when it is empty; said on
     stderr when an older vaultmind built it, or loading it took long)."""
-    if mode in ("walk", "search"):  # the vault's own default number of hits
-        mode_args = {"limit": config.search_limit, **mode_args}
-
     def local(memory: Any) -> dict[str, Any]:
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
             memory.sync()
@@ -192,8 +189,15 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
             )
         return result
 
+    from vaultmind.client import WORK_TIMEOUT_S
+
+    # a document's write is waited for: an agent told "busy" would not know whether it was written
+    timeout = WORK_TIMEOUT_S if mode == "ingest_document" else None
     answer: dict[str, Any] = through_daemon_or_local(
-        config, lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}), local, progress=progress
+        config,
+        lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}, timeout=timeout),
+        local,
+        progress=progress,
     )
     return answer
 

@@ -88,10 +88,12 @@ def cmd_flush(args: argparse.Namespace) -> int:
         shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
         return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
 
+    from vaultmind.client import WORK_TIMEOUT_S
+
     body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}
     result = through_daemon_or_local(
         config_from_args(args),
-        lambda c: c.call("POST", "/v1/flush", body, timeout=3600),
+        lambda c: c.call("POST", "/v1/flush", body, timeout=WORK_TIMEOUT_S),
         local,
         progress=True,
         daemon_shows_progress=True,

@@ -12,7 +12,8 @@ short transaction):
 3. cancels ready and failed jobs nobody wants any more (their target is gone: the leaf was
    deleted, decided meanwhile, or the model changed);
 4. gives failed jobs of a transient class fresh attempts after `REQUEUE_FAILED_AFTER_MS`
-   (an unrecoverable failure stays parked until `vaultmind retry`);
+   (an unrecoverable failure stays parked until `vaultmind retry`, as does a job that stopped
+   the process at each of its attempts: `store.release_running`);
 5. forgets done and cancelled jobs older than a day.
 """
 

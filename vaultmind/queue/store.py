@@ -171,41 +171,51 @@ def _count(con: duckdb.DuckDBPyConnection) -> int:
 
 
 def recover_expired(con: duckdb.DuckDBPyConnection, *, now: int) -> int:
-    """Running jobs whose lease ran out go back to ready (or failed, attempts spent)."""
-    rows = con.execute(
-        """
-        UPDATE jobs SET
-            status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
-            failure_class = CASE WHEN attempts >= max_attempts THEN 'transient' ELSE failure_class END,
-            last_error = 'lease expired: the worker stopped without settling the job (crash or timeout)',
-            lease_until = NULL, lease_token = NULL, available_at = ?, updated_ms = ?
-        WHERE status = 'running' AND lease_until < ?
-        RETURNING id
-        """,
-        [now, now, now],
-    ).fetchall()
-    return len(rows)
+    """Running jobs whose lease ran out go back to ready (or failed, attempts spent: a transient
+    failure, given fresh attempts later by `reconcile`)."""
+    return _release(
+        con,
+        "AND lease_until < ?",
+        [now],
+        now=now,
+        error="lease expired: the worker stopped without settling the job (crash or timeout)",
+        spent="transient",
+    )
 
 
 def release_running(index: Index, *, now: int) -> int:
     """At start-up: every running job belongs to a process that is gone (one writer per index).
-    It goes back to ready — or is parked as failed when its attempts are spent, as an expired
-    lease is (`recover_expired`): a job that crashes the process would else be claimed at every
-    start, a crash loop under a service manager."""
+    It goes back to ready — or, its attempts spent, is parked as unrecoverable, so that neither
+    the next start nor `reconcile`'s fresh attempts claim it again: a job that crashes the
+    process would else be claimed at every start (or every 3 h), a crash loop under a service
+    manager. `vaultmind retry` frees it."""
     with index.transaction() as con:
-        rows = con.execute(
-            """
-            UPDATE jobs SET
-                status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
-                failure_class = CASE WHEN attempts >= max_attempts THEN 'transient' ELSE failure_class END,
-                lease_until = NULL, lease_token = NULL, available_at = ?,
-                last_error = 'released at start-up: the previous process stopped while running it',
-                updated_ms = ?
-            WHERE status = 'running'
-            RETURNING id
-            """,
-            [now, now],
-        ).fetchall()
+        return _release(
+            con,
+            "",
+            [],
+            now=now,
+            error="released at start-up: the previous process stopped while running it",
+            spent="unrecoverable",
+        )
+
+
+def _release(
+    con: duckdb.DuckDBPyConnection, where: str, params: list[Any], *, now: int, error: str, spent: FailureClass
+) -> int:
+    """The running jobs of `where` back to ready, or parked as failed of the class `spent` when
+    their attempts are spent; how many."""
+    rows = con.execute(
+        f"""
+        UPDATE jobs SET
+            status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'ready' END,
+            failure_class = CASE WHEN attempts >= max_attempts THEN ? ELSE failure_class END,
+            last_error = ?, lease_until = NULL, lease_token = NULL, available_at = ?, updated_ms = ?
+        WHERE status = 'running' {where}
+        RETURNING id
+        """,
+        [spent, error, now, now, *params],
+    ).fetchall()
     return len(rows)
 
 

@@ -229,7 +229,9 @@ class WorkerPool:
         if permit:
             with self._gate_lock:
                 usable = self._gate_closed_until <= now and not self._probing
-                probe = self._probing = usable and self._gate_failures > 0
+                probe = usable and self._gate_failures > 0
+                if probe:  # (set only here: a worker that finds a probe running leaves its mark)
+                    self._probing = True
             if not usable:
                 self._llm.release()
                 permit = False

@@ -1,7 +1,8 @@
 """One entry for every `memory_tree` mode, taking JSON-style arguments.
 
 The HTTP API, the MCP server and the CLI all call `run_mode(memory, mode, args)`, so each mode
-validates its arguments once and every adapter maps the same errors.
+validates its arguments once and every adapter maps the same errors; `walk` and `search`
+without a `limit` return the vault's `[search] limit` of hits (here, for all of them).
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     result = walk(
         memory,
         question,
-        limit=modes.check_limit(_int(args, "limit", 10)),
+        limit=modes.check_limit(_int(args, "limit", memory.config.search_limit)),
         reference_time=_time(args, "reference_time", keep_offset=True),
     )
     query = result.get("query") or {}
@@ -107,7 +108,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _search(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
-    return search(memory, _str(args, "query"), limit=modes.check_limit(_int(args, "limit", 10)))
+    return search(memory, _str(args, "query"), limit=modes.check_limit(_int(args, "limit", memory.config.search_limit)))
 
 
 _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {

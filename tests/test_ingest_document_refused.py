@@ -1,0 +1,61 @@
+"""`ingest_document` refuses, with the reason, a document this vault would never find: one whose
+note is over the vault's cap on a note it indexes, one written into a folder the vault ignores,
+and one whose `source_id` is another source's (a file's document, a chat)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_chat
+from vaultmind.config import load_config
+from vaultmind.errors import NotFound, UsageError
+from vaultmind.ingest.detect import ingest_paths
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.memory import Memory
+
+MINUTES = "The atlas launch moved to March, and Lina wrote the budget.\n\n"
+
+
+def test_a_document_over_the_vaults_cap_on_a_note_is_refused_and_not_written(vault: Path) -> None:
+    with Memory.open(load_config(vault, embed_provider="none", max_file_bytes=4096)) as memory:
+        with pytest.raises(UsageError, match=r"over this vault's cap of .* MB a note \(\[vault\] max_file_mb\)"):
+            memory.query("ingest_document", {"title": "Minutes", "body": MINUTES * 100, "source_id": "minutes"})
+        assert not (vault / "sources" / "document" / "agent").exists(), "nothing was written"
+        under = memory.query("ingest_document", {"title": "Minutes", "body": MINUTES * 10, "source_id": "minutes"})
+        assert under["ingested"]["leaves"] >= 1
+
+
+def test_a_note_written_where_the_vault_ignores_says_so_never_that_the_source_does_not_exist(vault: Path) -> None:
+    config = load_config(vault, embed_provider="none", ignore=("sources/document/agent/**",))
+    with Memory.open(config) as memory:
+        with pytest.raises(UsageError, match=r"sources/document/agent/minutes\.md was written but is not indexed: \[vault\] ignore") as caught:
+            memory.query("ingest_document", {"title": "Minutes", "body": MINUTES, "source_id": "minutes"})
+        assert not isinstance(caught.value, NotFound)
+        assert (vault / "sources" / "document" / "agent" / "minutes.md").is_file(), "the note written is kept"
+
+
+def test_an_agents_document_never_replaces_a_files_document_of_the_same_id(vault: Path, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "Plan.md").write_text("# Plan\n\nThe quarterly plan says we launch in May.\n", encoding="utf-8")
+    [rel] = ingest_paths("document", [docs / "Plan.md"], vault).written
+    before = (vault / rel).read_bytes()
+    source_id = split_frontmatter(before.decode("utf-8")).data["source_id"]
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        with pytest.raises(UsageError, match=rf"source_id {source_id!r} is taken by a document source \({rel}\)"):
+            memory.query("ingest_document", {"title": "Agent notes", "body": "an agent's text", "source_id": source_id})
+        assert (vault / rel).read_bytes() == before, "the file's note is as it was"
+        assert not (vault / "sources" / "document" / "agent").exists()
+
+
+def test_an_agents_document_never_joins_a_chat_of_the_same_id(vault: Path, memory: Memory) -> None:
+    write_chat(vault, "2024-03-01", [("alice", "We moved the launch to the Lisbon office")])
+    memory.sync()
+    with pytest.raises(UsageError, match=r"source_id 'chat:two' is taken by a chat source \(sources/chat/two/2024-03-01\.md\)"):
+        memory.query("ingest_document", {"title": "Agent memo", "body": "agent text only", "source_id": "chat:two"})
+    assert memory.query("query_source", {"source_id": "chat:two"})["total"] == 1
+    mine = memory.query("ingest_document", {"title": "Agent memo", "body": "agent text only", "source_id": "agent:memo"})
+    assert mine["ingested"]["leaves"] == 1, "an id of its own is taken as before"
