@@ -27,20 +27,16 @@ import logging
 import os
 import stat as stat_mod
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 
-from vaultmind.config import Config
-from vaultmind.embed.base import Embedder
-from vaultmind.index.store import Index
-from vaultmind.model import FileStat, Problem, Progress, SyncStats
+from vaultmind.model import FileStat, Problem, SyncStats
 from vaultmind.sync_apply import Applier
-from vaultmind.sync_derive import Deriver
 from vaultmind.sync_diff import IndexedState, indexed_states
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
 from vaultmind.vault.atomic import remove_stale_temps
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.read import KEPT
-from vaultmind.vault.scan import IgnoreRules, ScanResult, bad_name, is_utf8, scan_vault, stat_one
+from vaultmind.vault.scan import ScanResult, bad_name, is_utf8, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +47,6 @@ _NOT_THERE = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF})
 
 class Syncer(Applier):
     """Keeps one index in step with one vault."""
-
-    def __init__(
-        self,
-        config: Config,
-        index: Index,
-        embedder: Embedder | None,
-        progress: Progress | None = None,
-        derivers: Sequence[Deriver] = (),
-    ):
-        super().__init__(config, index, embedder, progress, derivers)
-        self.rules = IgnoreRules(config.all_ignores)
 
     # -- entry points ----------------------------------------------------------------------
 

@@ -33,7 +33,7 @@ from vaultmind.sync_embed import DimensionChanged, adopt_former_ids, drop_other_
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
-from vaultmind.vault.scan import ScanResult
+from vaultmind.vault.scan import IgnoreRules, ScanResult
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,7 @@ class Applier:
         derivers: Sequence[Deriver] = (),
     ):
         self.config = config
+        self.rules = IgnoreRules(config.all_ignores)  # the config's, compiled: what a sync observes
         self.derivers = tuple(derivers)
         self.listeners: list[Callable[[ChangeSet], None]] = []  # resident caches follow deltas
         self.index = index
