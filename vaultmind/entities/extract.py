@@ -46,6 +46,7 @@ from typing import Final
 
 from vaultmind.entities.acronyms import acronym_as_word
 from vaultmind.entities.capitals import capital_says_nothing, in_note_title
+from vaultmind.entities.common_words import NoteWords, after_spoken_lead, dropped_g, spoken
 from vaultmind.entities.mail_headers import (
     attribution_name,
     header_field_name,
@@ -213,12 +214,15 @@ def ner_kind(label: str) -> str | None:
     return NER_KINDS.get(label)
 
 
-def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "") -> Span | None:
+def clean_ner_span(
+    text: str, start: int, end: int, label: str, title: str = "", note: NoteWords | None = None
+) -> Span | None:
     """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
     None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
     at most 3 letters (entity notes still teach those: add "IBM" to an alias list). `title`:
     the title of the note `text` is a leaf of, whose heading names no person or organization
-    (`capitals.in_note_title`)."""
+    (`capitals.in_note_title`); `note`: what the texts of that note say of their words, which
+    makes a one-word hit a common word (`common_words.NoteWords.common`)."""
     kind = ner_kind(label)
     if kind is None:
         return None
@@ -236,6 +240,11 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
         end -= len(poss.group(0))
         surface = text[start:end].rstrip()
         end = start + len(surface)
+    if kind != "work":  # "Glad Max is home", "Nah", "Awww", "Startin' my biz" (`common_words.py`)
+        start = after_spoken_lead(text, start, end)
+        surface = text[start:end]
+        if " " not in surface and (spoken(surface) or dropped_g(text, surface, end)):
+            return None
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
     writer = attribution_name(text, start)
@@ -257,6 +266,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
         surface = text[start:end]
     if capital_says_nothing(text, surface, start, end, kind) or in_note_title(text, start, end, kind, title):
         return None
+    if note is not None and kind != "work" and note.common(surface):
+        return None  # "Nature's amazing" in a conversation that writes "nature" (`common_words.py`)
     return Span(start, end, surface, kind, "ner", surface)
 
 
