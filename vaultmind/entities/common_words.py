@@ -11,8 +11,8 @@ word's own ("we flew to Italy"). So a one-word guess is dropped when:
 - its note writes it in lower case as a word of prose and never capitalised after a lower-case
   word or a comma (`NoteWords.common`): a common word, whatever kind the model guessed. A name
   that is also a word stays a name when the note writes it so once ("Will" in "thanks, Will"
-  beside "I will"); a title of a work is often a common word ("Dune", "Perfect") and is left to
-  the model;
+  beside "I will"); a work's title is often a common word and keeps its hit when it is written
+  between quotes or emphasis marks ('"Perfect" by Ed Sheeran', "*Dune*", `quoted`);
 - it is a word of speech (`SPOKEN_WORDS`, a small closed list, the last resort where the note
   says nothing): an interjection, a greeting, thanks or a cheer ("Nah", "Yay", "Haha", "Omg",
   "Thanks", "Congrats"), a spoken contraction ("Wanna", "Lemme", "Gotta"), or an adjective a
@@ -22,7 +22,7 @@ word's own ("we flew to Italy"). So a one-word guess is dropped when:
   name is written;
 - it is a verb with its final g dropped for an apostrophe ("Startin' my biz", `dropped_g`).
 
-A work's title may be any of these ("Hello", "Sorry", "Thanks"): a work's guess keeps them. A
+A work's title may be a word of speech too ("Hello", "Sorry", "Thanks"): a work's guess keeps it. A
 name the memory knows (an author, an entity note) is found by the registry, before the model,
 and is never dropped here.
 """
@@ -53,6 +53,7 @@ _PROSE_WORD = re.compile(r"(?<![\w.@/-])[^\W\d_]+(?![\w@-]|\.\w)")
 _NAMED_INSIDE = re.compile(r"(?<=[a-z,;:] )[^\W\d_]+(?![\w-])")
 _DRAWN_OUT = re.compile(r"([^\W\d_])\1{2,}", re.IGNORECASE)
 _DROPPED_G = re.compile(r"['’](?![^\W_])")
+_QUOTE_MARKS = frozenset("\"“”'‘’*_")
 _LEADING_SPOKEN = re.compile(r"([^\W\d_]+),?[ \t]+(?=[^\W\d_])")
 
 
@@ -98,6 +99,12 @@ def dropped_g(text: str, surface: str, end: int) -> bool:
     """Whether the one-word hit `surface` ending at `end` of `text` is a verb whose final g is
     written as an apostrophe ("Startin' my biz"); "Berlin's" is a possessive."""
     return surface.isalpha() and surface.endswith("in") and _DROPPED_G.match(text, end) is not None
+
+
+def quoted(text: str, start: int, end: int) -> bool:
+    """Whether the hit at `start`–`end` of `text` is written between quotes or emphasis marks, as
+    a title is ('"Perfect" by Ed Sheeran', "*Dune*")."""
+    return text[start - 1 : start] in _QUOTE_MARKS and text[end : end + 1] in _QUOTE_MARKS
 
 
 def after_spoken_lead(text: str, start: int, end: int) -> int:
