@@ -30,7 +30,9 @@ mail subject's first word before a noun, a name before a document's part in a he
 sentence read as a work — is dropped (`capitals.py`); so is an organization's acronym used as a
 word, a modifier or a mail protocol's ("the ASCII version", "some MIME?", `acronyms.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
-(`shapes.py`); so is a hit inside a mail's transport header written out in the text
+(`shapes.py`); so is a word of speech ("Nah", "Wanna", "Awww"; one leading a hit is left out of
+it: "Glad Max") and a one-word hit its note writes in lower case and never capitalises inside a
+sentence ("Nature's amazing", `common_words.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
 writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full, unless
 an organization wrote it ("Acme Corp wrote:").
@@ -46,6 +48,7 @@ from typing import Final
 
 from vaultmind.entities.acronyms import acronym_as_word
 from vaultmind.entities.capitals import capital_says_nothing, in_note_title
+from vaultmind.entities.common_words import NoteWords, after_spoken_lead, dropped_g, quoted, spoken
 from vaultmind.entities.mail_headers import (
     attribution_name,
     header_field_name,
@@ -213,12 +216,15 @@ def ner_kind(label: str) -> str | None:
     return NER_KINDS.get(label)
 
 
-def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "") -> Span | None:
+def clean_ner_span(
+    text: str, start: int, end: int, label: str, title: str = "", note: NoteWords | None = None
+) -> Span | None:
     """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
     None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
     at most 3 letters (entity notes still teach those: add "IBM" to an alias list). `title`:
     the title of the note `text` is a leaf of, whose heading names no person or organization
-    (`capitals.in_note_title`)."""
+    (`capitals.in_note_title`); `note`: what the texts of that note say of their words, which
+    makes a one-word hit a common word (`common_words.NoteWords.common`)."""
     kind = ner_kind(label)
     if kind is None:
         return None
@@ -236,6 +242,11 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
         end -= len(poss.group(0))
         surface = text[start:end].rstrip()
         end = start + len(surface)
+    if kind != "work":  # "Glad Max is home", "Nah", "Awww", "Startin' my biz" (`common_words.py`)
+        start = after_spoken_lead(text, start, end)
+        surface = text[start:end]
+        if " " not in surface and (spoken(surface) or dropped_g(text, surface, end)):
+            return None
     if len(surface) < 2 or "\n" in surface or not _LETTER_RE.search(surface) or len(surface) > 120:
         return None
     writer = attribution_name(text, start)
@@ -257,6 +268,8 @@ def clean_ner_span(text: str, start: int, end: int, label: str, title: str = "")
         surface = text[start:end]
     if capital_says_nothing(text, surface, start, end, kind) or in_note_title(text, start, end, kind, title):
         return None
+    if note is not None and note.common(surface) and not (kind == "work" and quoted(text, start, end)):
+        return None  # "Nature's amazing" in a conversation that writes "nature" (`common_words.py`)
     return Span(start, end, surface, kind, "ner", surface)
 
 

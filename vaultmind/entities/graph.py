@@ -47,7 +47,14 @@ from vaultmind.entities.changes import affected_leaves, changed_ids, registry_fr
 from vaultmind.entities.edges import move_edges
 from vaultmind.entities.ids import key_of
 from vaultmind.entities.kinds import settle, settles
-from vaultmind.entities.leaf_reads import LeafRow, TableTexts, note_authors, note_titles, table_leaf_rows
+from vaultmind.entities.leaf_reads import (
+    LeafRow,
+    TableTexts,
+    note_authors,
+    note_titles,
+    note_words,
+    table_leaf_rows,
+)
 from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.ner_cache import count_pending, spans_for
 from vaultmind.entities.ner_process import ModelProcess
@@ -77,7 +84,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "15"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "16"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -105,7 +112,11 @@ EXTRACTOR_VERSION = "15"  # 2: a person's title is not part of their id; 3: "›
 # ("Mel" for Melanie) and a greeting before it ("Congrats Joanna!"); a cheer read as an organization
 # ("Woohoo, thanks Nate!"), a person opening a sentence before a pronoun ("Glad you …") and a mail
 # server's name ("Microsoft SMTP Server") are no names (`speakers.py`, `acronyms.mail_program`); an
-# author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person
+# author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person;
+# 16: a one-word guess its note writes in lower case and never capitalises inside a sentence
+# ("Nature's amazing"), a word of speech ("Glad", "Wanna", "Nah"), a drawn-out word ("Awww") and a
+# verb with its g dropped ("Startin'") are no names; a word of speech leading a guess is left out
+# ("Glad Max": Max; `common_words.py`)
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -385,14 +396,16 @@ class EntityDeriver:
         authors = note_authors(
             con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
         )
-        titles = note_titles(con, sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found}))
+        guessed = sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found})
+        titles = note_titles(con, guessed)
+        words = note_words(con, guessed)
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
                 text = texts[(leaf_id, note_path)]
                 mentions = mentions_of(
                     registry, note_path, text, spans.get(chash), author, authors.get(note_path, ()),
-                    titles.get(note_path, ""),
+                    titles.get(note_path, ""), words.get(note_path),
                 )  # fmt: skip
             for entity_id, surface in mentions:
                 columns["entity_id"].append(entity_id)

@@ -1,6 +1,6 @@
 """What a derivation of leaves reads beside their rows: a `leaves` row as the deriver sees it
 (`LeafRow`), the rows and texts of a batch handed over by the sync (`table_leaf_rows`,
-`TableTexts`), and what the model's guesses need of a leaf's note (`note_authors`, `note_titles`).
+`TableTexts`), and what the model's guesses need of a leaf's note (`note_authors`, `note_titles`, `note_words`).
 The rows and texts looked up by leaf id in the index are `graph._leaf_rows` and `graph._leaf_texts`."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from datetime import datetime
 import duckdb
 import pyarrow as pa
 
+from vaultmind.entities.common_words import NoteWords
 from vaultmind.index.arrow import execute_with, key_table
 
 LeafRow = tuple[str, str, str, str | None, datetime | None]
@@ -44,6 +45,23 @@ def note_titles(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[st
         con, "SELECT path, title FROM notes WHERE path IN (SELECT k FROM _rows)", rows=key_table(paths)
     ).fetchall()
     return {str(r[0]): str(r[1]) for r in rows}
+
+
+def note_words(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, NoteWords]:
+    """What the texts of each note in `paths` say of their words (`common_words.NoteWords`: a
+    one-word guess of the model that its note writes in lower case and never capitalises inside a
+    sentence is a common word), read from the `leaves` rows as they are now: a leaf derives the
+    same whichever of its note's leaves are derived with it, and a note whose text changes is
+    written again, so all its leaves are derived again. Only leaves with NER spans need it, as
+    `note_authors`."""
+    if not paths:
+        return {}
+    texts: dict[str, list[str]] = {}
+    for path, text in execute_with(
+        con, "SELECT note_path, text FROM leaves WHERE note_path IN (SELECT k FROM _rows)", rows=key_table(paths)
+    ).fetchall():
+        texts.setdefault(str(path), []).append(str(text))
+    return {path: NoteWords.of(found) for path, found in texts.items()}
 
 
 def table_leaf_rows(leaves: pa.Table, leaf_ids: Sequence[str]) -> list[LeafRow]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vaultmind.entities.changes import registry_from_snapshot, registry_snapshot
+from vaultmind.entities.common_words import NoteWords
 from vaultmind.entities.kinds import first_per_name
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Registry
@@ -32,14 +33,15 @@ def mentions_of(
     author: str | None,
     companions: Sequence[str] = (),
     title: str = "",
+    note: NoteWords | None = None,
 ) -> Mentions:
     """The (entity id, surface) of each mention of one leaf's text: `resolve_text` with the
-    note's own entity (when it is an entity note) and the note's `title`, one read per settled
-    name (`kinds`)."""
+    note's own entity (when it is an entity note), the note's `title` and what its texts say of
+    their words (`note`), one read per settled name (`kinds`)."""
     self_id = registry.by_path.get(note_path)
     resolved = resolve_text(
         registry, text, ner, author=author, self_id=registry.final(self_id) if self_id else None,
-        companions=companions, title=title,
+        companions=companions, title=title, note=note,
     )  # fmt: skip
     return first_per_name(registry, [(m.entity_id, m.surface) for m in resolved.mentions])
 

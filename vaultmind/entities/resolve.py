@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from vaultmind.entities.common_words import NoteWords
 from vaultmind.entities.extract import (
     Span,
     clean_ner_span,
@@ -76,11 +77,13 @@ def resolve_text(
     self_id: str | None = None,
     companions: Sequence[str] = (),
     title: str = "",
+    note: NoteWords | None = None,
 ) -> Resolved:
     """The entities `text` mentions (and `author`, first), each once with its first surface.
     `companions`: the other authors of the conversation the text is a message of, whose full
     names settle the model's one-word guesses as the author's does; `title`: the title of the
-    note the text is a leaf of (`extract.clean_ner_span`)."""
+    note the text is a leaf of, `note` what that note's texts say of their words
+    (`extract.clean_ner_span`)."""
     ambiguous: list[Ambiguity] = []
     found: list[tuple[str, str, int, int]] = []
     author_id = resolve_author(registry, author, ambiguous) if author else None
@@ -105,7 +108,7 @@ def resolve_text(
     skipped = merged_ranges(code + foreign_paragraphs(text)) if english else code  # "Nulla maximus vel orci …"
     for start, end, label in ner if english and ner else ():
         if 0 <= start < end <= len(text):
-            hit = clean_ner_span(text, start, end, label, title)
+            hit = clean_ner_span(text, start, end, label, title, note)
             if hit is not None and not in_ranges(hit.start, hit.end, skipped):
                 candidates.append(hit)
 

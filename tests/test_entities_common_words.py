@@ -1,0 +1,98 @@
+"""Words of speech and a conversation's common words that the NER model takes for names
+(`entities/common_words.py`): real chat notes through the real NER model, in a temp vault.
+
+Skipped when the spaCy model is not installed (the rules tested here act on its guesses).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities import extract, graph
+from vaultmind.entities.ner import NerEngine
+from vaultmind.memory import Memory
+
+from .conftest import write_chat
+
+# In each, the model reads a word of speech or a common word as a name ("Wanna" and "Nah" a
+# person, "Dance" an organization), and the conversation writes "dance" in lower case.
+STUDIO = [
+    ("Jon", "Wanna see my moves next Friday? Can't wait!"),
+    ("Gina", "Nah, not yet."),
+    ("Jon", "Dance is my stress fix too."),
+    ("Gina", "Wanna grab lunch tomorrow?"),
+    ("Jon", "Dance is the best therapy there is."),
+    ("Gina", "I went to a dance class with the kids."),
+    ("Jon", "Dance is how I met half my friends."),
+    ("Gina", "Wanna see my moves? I practise every day."),
+]
+# Max and Paris open sentences, and are written inside one too; the note writes "max" in lower
+# case as well ("to the max"): they stay names. "Glad Max …" is Max.
+FRIENDS = [
+    ("Jon", "Max was truly awesome. Paris was lovely too."),
+    ("Gina", "We took Max to the park, then flew to Paris."),
+    ("Jon", "I pushed the old car to the max."),
+    ("Gina", "Glad Max is bringing you lots of joy."),
+]
+SPEAKERS = {"person:jon", "person:gina"}
+
+
+@pytest.fixture(autouse=True)
+def _needs_ner() -> None:
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+
+
+def _entities(memory: Memory) -> set[str]:
+    return {str(r[0]) for r in memory.index.query("SELECT DISTINCT entity_id FROM occurrences")}
+
+
+def _vault(vault: Path) -> None:
+    write_chat(vault, "2024-03-04", STUDIO)
+    write_chat(vault, "2024-03-05", FRIENDS)
+
+
+def test_words_of_speech_and_a_conversations_common_words_are_no_entities_nor_entity_notes(vault: Path) -> None:
+    """"Wanna", "Nah" and "Dance" (in a conversation that writes "dance") are no entities, and
+    "Dance", read as an organization in three messages, gets no entity note; Max and Paris,
+    which open sentences but are written inside one too, stay names, and "Glad Max" is Max."""
+    _vault(vault)
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _entities(memory) == SPEAKERS | {"person:max", "place:paris"}
+        max_leaves = memory.index.query("SELECT count(*) FROM occurrences WHERE entity_id = 'person:max'")
+        assert max_leaves == [(3,)]
+        written = memory.enrich()
+    assert written["entity_notes"] == []
+    assert not (vault / "entities" / "org" / "dance.md").exists()
+
+
+def test_a_new_extractor_version_rederives_an_existing_index(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index derived by the extractor before these rules (version 15: the words of speech and
+    the note's words not used) holds "Wanna", "Nah" and "Dance"; the next sync with this version
+    re-derives every leaf from the NER cache, and the graph is then what a cold rebuild gives."""
+    _vault(vault)
+    config = load_config(vault, embed_provider="none")
+    with monkeypatch.context() as patch:
+        patch.setattr(graph, "EXTRACTOR_VERSION", "15")
+        patch.setattr(extract, "spoken", lambda word: False, raising=False)
+        patch.setattr(extract, "after_spoken_lead", lambda text, start, end: start, raising=False)
+        patch.setattr(graph, "note_words", lambda con, paths: {}, raising=False)
+        with Memory.open(config) as memory:
+            memory.sync()
+            assert {"person:wanna", "person:nah", "org:dance", "person:glad-max"} <= _entities(memory)
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _entities(memory) == SPEAKERS | {"person:max", "place:paris"}
+        graph_rows = memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences ORDER BY ALL")
+        entity_rows = memory.index.query("SELECT id, kind, mentions FROM entities ORDER BY ALL")
+        edge_rows = memory.index.query("SELECT a, b, weight FROM edges ORDER BY ALL")
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences ORDER BY ALL") == graph_rows
+        assert memory.index.query("SELECT id, kind, mentions FROM entities ORDER BY ALL") == entity_rows
+        assert memory.index.query("SELECT a, b, weight FROM edges ORDER BY ALL") == edge_rows

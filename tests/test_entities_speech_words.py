@@ -1,0 +1,55 @@
+"""A model's guess that is a word of speech or a common word of its note (`common_words.py`), read
+by the real cleaning of NER hits (`extract.clean_ner_span`) on texts written for these cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from vaultmind.entities.common_words import NoteWords
+from vaultmind.entities.extract import clean_ner_span
+
+CONVERSATION = [
+    "Nature's amazing, here's a painting I did.",
+    "I love spending time in nature. We flew to Italy, I will go back: the weather was perfect.",
+    "Italy's amazing too. Will is coming with us.",
+    "Thanks, Will! I loved \"Perfect\" by Ed Sheeran.",
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("Nah, I haven't.", "Nah", "PERSON", None),
+        ("Wanna see my moves?", "Wanna", "PERSON", None),
+        ("Congrats on the promotion!", "Congrats", "ORG", None),
+        ("Awww! How long have you had them?", "Awww", "PERSON", None),
+        ("Startin' my biz has been tough.", "Startin", "ORG", None),
+        ("Glad Max is bringing you joy.", "Glad Max", "PERSON", "Max"),
+        ("Thanks, Nate, that was kind.", "Thanks, Nate", "PERSON", "Nate"),
+        ("Adele sang Hello last night.", "Hello", "WORK_OF_ART", "Hello"),  # a title may be a word of speech
+        ("Berlin's lovely in May.", "Berlin", "GPE", "Berlin"),
+        ("Nathan said hi.", "Nathan", "PERSON", "Nathan"),
+    ],
+)
+def test_a_word_of_speech_is_no_name(text: str, hit: str, label: str, kept: str | None) -> None:
+    start = text.index(hit)
+    span = clean_ner_span(text, start, start + len(hit), label)
+    assert (span.surface if span is not None else None) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        (CONVERSATION[0], "Nature", "PERSON", False),  # "nature" in lower case, never inside a sentence
+        (CONVERSATION[2], "Italy", "GPE", True),  # capitalised inside a sentence: "flew to Italy"
+        (CONVERSATION[2], "Will", "PERSON", True),  # "I will", but "Thanks, Will!" too
+        (CONVERSATION[3], "Perfect", "WORK_OF_ART", True),  # a quoted title
+    ],
+)
+def test_a_common_word_of_the_note_is_no_name(text: str, hit: str, label: str, kept: bool) -> None:
+    """A one-word guess its note writes in lower case and never capitalises inside a sentence is
+    dropped; without the note's words the same hit stays."""
+    note = NoteWords.of(CONVERSATION)
+    start = text.index(hit)
+    assert (clean_ner_span(text, start, start + len(hit), label, note=note) is not None) == kept
+    assert clean_ner_span(text, start, start + len(hit), label) is not None
