@@ -25,9 +25,11 @@ letters counts 4 a letter): a text's count is at most the sum of its parts' coun
 a text never makes its pieces count less than the whole.
 
 The functions are C-speed, never a Python loop per character: every table lookup is a
-`bytes.translate`; a long text (and any running count) is weighed with numpy, a letter's run
-found by a running maximum; a short one is summed by `bytes` operations, its runs of letters
-weighed by a few regex searches over its classes (no Python step per run).
+`bytes.translate`; a long text (and any running count) is weighed with numpy over one byte a
+character, a letter's place in its run found by looking back at most seven characters (six
+shifted masks) and a long run after a digit by where its 7th letter is; a short one is summed
+by `bytes` operations, its runs of letters weighed by a few regex searches over its classes (no
+Python step per run).
 """
 
 from __future__ import annotations
@@ -110,6 +112,13 @@ _LONG_AFTER_DIGIT_RE = re.compile(b"%c[%c%c]{%d}([%c%c]+)" % (_DIGIT, _LOWER, _U
 _LONG_AFTER_DIGIT = int(_IN_RUN[_DIGIT, _SHORT_WORD]) - _LONG_WORD_LETTER
 assert int(_IN_RUN[_OTHER, _SHORT_WORD]) == _LONG_WORD_LETTER  # a long run after punctuation: as a word's
 _DIGIT_BYTE = bytes([_DIGIT])
+_TWO_BYTE = bytes([_TWO])
+# a lowercase letter's quarters in a run's 2nd to 6th letters, by the class before the run
+_BACK = _SHORT_WORD + 1  # how far back a letter's place in its run is looked for
+_IS_DIGIT = bytes(int(c == _DIGIT) for c in range(256))
+_IS_LETTER = bytes(int(c in (_LOWER, _UPPER)) for c in range(256))
+_SHORT_IN_RUN = bytes(_IN_RUN[:, 1].tolist()) + bytes(256 - _CLASSES)
+assert (_IN_RUN[:, 1:_SHORT_WORD] == _IN_RUN[:, 1:2]).all()  # the same for each of them
 # as Python lists, for `opening_discount`'s one character
 _OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
 _CLASS_OF_POINT: list[int] = _CLASS.tolist()
@@ -183,28 +192,46 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     """The quarters of each character of a non-empty text, by the weights above (every table
     lookup a `bytes.translate`)."""
     if text.isascii():  # a byte a character
-        classes = np.frombuffer(text.encode("ascii").translate(_CLASS_OF_BYTE), dtype=np.uint8)
-    else:
-        points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        classes = np.frombuffer(np.minimum(points, 128).astype(np.uint8).tobytes().translate(_CLASS_OF_BYTE), dtype=np.uint8)
-        classes = classes + (points >= 0x800) + (points >= 0x10000)  # three, four bytes of UTF-8
+        class_bytes = text.encode("ascii").translate(_CLASS_OF_BYTE)
+    else:  # a non-ASCII character as "?" (of two bytes), then by its UTF-8 length when longer
+        class_bytes = text.replace("?", "!").encode("ascii", "replace").translate(_CLASS_OF_MARK)
+        if len(text.encode("utf-8", "surrogatepass")) != len(text) + class_bytes.count(_TWO_BYTE):
+            points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+            class_bytes = (np.frombuffer(class_bytes, dtype=np.uint8) + (points >= 0x800) + (points >= 0x10000)).tobytes()
+    classes = np.frombuffer(class_bytes, dtype=np.uint8)
     pairs = np.empty(len(classes), dtype=np.uint8)  # (class before, class) as one byte
     pairs[0] = _OPENING * _CLASSES
     np.multiply(classes[:-1], _CLASSES, out=pairs[1:])
     pairs += classes
     pair_bytes = pairs.tobytes()
     weights = np.frombuffer(pair_bytes.translate(_WEIGHT_OF_PAIR), dtype=np.uint8)
-    lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.uint8)
-    if lower_in_run.any():  # each letter's run: where it started and the class before it
-        run = np.arange(0, _CLASSES_CODE * len(pairs), _CLASSES_CODE, dtype=np.int64)  # place × 16
-        run += pairs // _CLASSES  # + the class before
-        run *= np.frombuffer(pair_bytes.translate(_RUN_START), dtype=np.bool_)  # at a run's start
-        np.maximum.accumulate(run, out=run)  # the last run started
-        place = np.arange(len(pairs), dtype=np.int64)
-        place -= run >> 4
-        np.minimum(place, _SHORT_WORD, out=place)
-        place += (run & 15) * (_SHORT_WORD + 1)  # (class before the run, place in it)
-        key = place.astype(np.uint8)
-        key |= lower_in_run << 7  # (a lowercase letter inside a run, or not: 0)
-        weights = weights + np.frombuffer(key.tobytes().translate(_IN_RUN_BY_PLACE), dtype=np.uint8)
-    return weights
+    lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.bool_)
+    if not lower_in_run.any():
+        return weights
+    # a letter inside a run, by its place in it: the class before the run is the first
+    # character not a letter found looking back (the opening as a digit before a run)
+    marked = _DIGIT_BYTE * _BACK + class_bytes  # character i at `_BACK` + i
+    n = len(classes)
+    letter = np.frombuffer(marked.translate(_IS_LETTER), dtype=np.bool_)
+    short = np.frombuffer(marked.translate(_SHORT_IN_RUN), dtype=np.uint8)
+    looking = letter[_BACK:] & letter[_BACK - 1 : -1]  # in a run, its opening not yet found
+    extra = np.zeros(n, dtype=np.uint8)
+    for place in range(1, _SHORT_WORD):
+        before = slice(_BACK - 1 - place, _BACK - 1 - place + n)  # the character `place` + 1 back
+        opened = looking & ~letter[before]
+        extra += short[before] * opened
+        looking &= letter[before]
+    # what remains is the 7th letter of a run on: a word's weight, more in a run after a digit
+    # (the 7th letters with a digit 7 back, each up to the end of its stretch of long letters)
+    extra += looking * np.uint8(_LONG_WORD_LETTER)
+    seventh = np.flatnonzero(looking & np.frombuffer(marked[:n].translate(_IS_DIGIT), dtype=np.bool_))
+    if len(seventh):
+        ends = np.flatnonzero(looking[:-1] & ~looking[1:]) + 1
+        if looking[-1]:
+            ends = np.append(ends, n)
+        lengths = ends[np.searchsorted(ends, seventh)] - seventh
+        in_long = np.arange(int(lengths.sum()), dtype=np.int64)  # their places, one stretch after another
+        in_long += np.repeat(seventh - (np.cumsum(lengths) - lengths), lengths)
+        extra[in_long] += np.uint8(_LONG_AFTER_DIGIT)
+    extra *= lower_in_run  # (an upper-case letter in a run weighs by `_WEIGHT` alone)
+    return weights + extra
