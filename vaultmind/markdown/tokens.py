@@ -61,7 +61,6 @@ _AFTER_PUNCTUATION = 1  # quarters of a lowercase letter (to the 6th) of a run a
 _OTHER, _SPACE, _BREAK, _LOWER, _UPPER, _DIGIT, _TWO, _THREE, _FOUR = range(9)
 _OPENING = 9  # the class "before" a text's first character
 _CLASSES = _OPENING + 1
-_CLASSES_CODE = 16  # a class fits in four bits
 _CLASS = np.full(129, _TWO, dtype=np.uint8)  # code points of 128 and more as 128
 _CLASS[:128] = _OTHER
 _CLASS[list(b" \t")] = _SPACE
@@ -88,9 +87,7 @@ _IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR, _OTHER], _SHORT_WORD] = _LONG_WORD
 _PAIR_BEFORE, _PAIR_CLASS = np.divmod(np.arange(256), _CLASSES)
 _BEFORE_LETTER = np.isin(_PAIR_BEFORE, [_LOWER, _UPPER])
 _WEIGHT_OF_PAIR = bytes(_WEIGHT.ravel().tolist()) + bytes(256 - _CLASSES * _CLASSES)
-_RUN_START = (np.isin(_PAIR_CLASS, [_LOWER, _UPPER]) & ~_BEFORE_LETTER).tobytes()  # a letter opening a run
 _LOWER_IN_RUN = ((_PAIR_CLASS == _LOWER) & _BEFORE_LETTER).astype(np.uint8).tobytes()
-_IN_RUN_BY_PLACE = bytes(128) + bytes(_IN_RUN.ravel().tolist()) + bytes(128 - _IN_RUN.size)  # by 128 + key
 _LETTER_RUN_RE = re.compile(r"[A-Za-z]+")
 # for `token_quarters` of a short text, by `bytes`
 _SHORT_TEXT = 512
