@@ -6,8 +6,11 @@ the estimate fits the model. Weights per character, in quarter tokens:
 
 - a space or tab: 0 (tokenizers join the space to the word after it), or 1 after a space or
   tab (indentation) or opening the text; a line break: 4;
-- a letter starting a run of ASCII letters: 4; inside a run, an uppercase letter: 4 (ALL-CAPS
-  and camelCase break into pieces); a lowercase one by where its run started: after whitespace,
+- a letter starting a run of ASCII letters: 4; inside a run, an uppercase letter: 4 (camelCase
+  and capitals break into pieces), but 2 after an uppercase letter among the 2nd to 6th
+  letters of a run after a space or tab (an ALL-CAPS word: pieces of about two letters; a
+  random run of capitals still counts a token a letter past its 6th, and after a line break,
+  punctuation or a digit); a lowercase one by where its run started: after whitespace,
   a line break or a non-ASCII character (a word): 0 for the run's 2nd to 6th letters, 2 from
   the 7th (long words take more pieces); after punctuation (paths, links, `+`-joined base64): 1,
   then 2; after a digit or opening the text (hashes, base64, ids): 4;
@@ -16,6 +19,8 @@ the estimate fits the model. Weights per character, in quarter tokens:
   own too);
 - any other ASCII character (punctuation): 4;
 - a non-ASCII character: 4 for two bytes of UTF-8 (accents, Cyrillic, Greek, Arabic, Hebrew),
+  but 2 for a Cyrillic character (U+0400–U+04FF) after one (Russian, Ukrainian words: the
+  vocabularies hold their pieces; Greek, Hebrew and Arabic take a token a character and more),
   6 for three (CJK, kana, Hangul, Indic scripts, Thai), 16 for four (emoji, rare CJK): a
   character outside a vocabulary falls back to one token per byte.
 
@@ -56,6 +61,8 @@ _FOUR_BYTES = 16
 _SHORT_WORD = 6  # a word's first six letters are about one token
 _LONG_WORD_LETTER = 2  # quarters of a lowercase letter of a word from its 7th
 _AFTER_PUNCTUATION = 1  # quarters of a lowercase letter (to the 6th) of a run after punctuation
+_CAPS_IN_WORD = 2  # quarters of an uppercase letter after one, to a run's 6th after a space
+_CYRILLIC_AFTER_CYRILLIC = 2  # quarters of a Cyrillic character after one (a word's letters)
 
 # character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
 _OTHER, _SPACE, _BREAK, _LOWER, _UPPER, _DIGIT, _TWO, _THREE, _FOUR = range(9)
@@ -116,6 +123,27 @@ _IS_DIGIT = bytes(int(c == _DIGIT) for c in range(256))
 _IS_LETTER = bytes(int(c in (_LOWER, _UPPER)) for c in range(256))
 _SHORT_IN_RUN = bytes(_IN_RUN[:, 1].tolist()) + bytes(256 - _CLASSES)
 assert (_IN_RUN[:, 1:_SHORT_WORD] == _IN_RUN[:, 1:2]).all()  # the same for each of them
+# an uppercase letter after one (by pair), the class before a run where it weighs less (by
+# class); for a short text, such a run's opening pair then its 2nd to 6th letters' pairs, the
+# uppercase after one counted
+_CAPS_AFTER = (_SPACE,)
+_CAPS_PAIR = bytes([_UPPER * _CLASSES + _UPPER])
+_IS_CAPS_PAIR = bytes(int(p == _CAPS_PAIR[0]) for p in range(256))
+_IS_CAPS_AFTER = bytes(int(c in _CAPS_AFTER) for c in range(256))
+
+
+def _pair_set(pairs: list[int]) -> bytes:
+    return b"[" + b"".join(re.escape(bytes([pair])) for pair in pairs) + b"]"
+
+
+_CAPS_IN_WORD_RE = re.compile(
+    _pair_set([before * _CLASSES + letter for before in _CAPS_AFTER for letter in (_LOWER, _UPPER)])
+    + _pair_set([before * _CLASSES + letter for before in (_LOWER, _UPPER) for letter in (_LOWER, _UPPER)])
+    + b"{1,%d}" % (_SHORT_WORD - 1)
+)
+# Cyrillic characters (two bytes of UTF-8), more than one in a row
+_CYRILLIC_RUN_RE = re.compile("[\u0400-\u04ff]{2,}")
+_CYRILLIC_FIRST, _CYRILLIC_POINTS = 0x400, 0x100
 # as Python lists, for `opening_discount`'s one character
 _OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
 _CLASS_OF_POINT: list[int] = _CLASS.tolist()
@@ -151,7 +179,11 @@ def token_quarters(text: str) -> int:
     for word_re, quarters in _WORD_AFTER:
         total += quarters * b"".join(word_re.findall(marked)).count(_LOWER)
     total += _LONG_AFTER_DIGIT * b"".join(_LONG_AFTER_DIGIT_RE.findall(marked)).count(_LOWER)
+    # an ALL-CAPS word's uppercase letters after its first, to the 6th, weigh less (after a space)
+    total -= (_FULL - _CAPS_IN_WORD) * b"".join(_CAPS_IN_WORD_RE.findall(pairs)).count(_CAPS_PAIR)
     if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
+        cyrillic = _CYRILLIC_RUN_RE.findall(text)
+        total -= (_FULL - _CYRILLIC_AFTER_CYRILLIC) * (len("".join(cyrillic)) - len(cyrillic))
         four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
         non_ascii = len(text) - len(text.encode("ascii", "ignore"))
         three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
@@ -188,13 +220,18 @@ def opening_discount(text: str, start: int, running: npt.NDArray[np.int64], end:
 def _weights(text: str) -> npt.NDArray[np.uint8]:
     """The quarters of each character of a non-empty text, by the weights above (every table
     lookup a `bytes.translate`)."""
+    cyrillic_after: npt.NDArray[np.bool_] | None = None  # a Cyrillic character after one, by the second
     if text.isascii():  # a byte a character
         class_bytes = text.encode("ascii").translate(_CLASS_OF_BYTE)
     else:  # a non-ASCII character as "?" (of two bytes), then by its UTF-8 length when longer
         class_bytes = text.replace("?", "!").encode("ascii", "replace").translate(_CLASS_OF_MARK)
-        if len(text.encode("utf-8", "surrogatepass")) != len(text) + class_bytes.count(_TWO_BYTE):
+        longer = len(text.encode("utf-8", "surrogatepass")) != len(text) + class_bytes.count(_TWO_BYTE)
+        if longer or _CYRILLIC_RUN_RE.search(text):
             points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-            class_bytes = (np.frombuffer(class_bytes, dtype=np.uint8) + (points >= 0x800) + (points >= 0x10000)).tobytes()
+            cyrillic = (points - _CYRILLIC_FIRST) < _CYRILLIC_POINTS  # (below the first wraps around)
+            cyrillic_after = cyrillic[1:] & cyrillic[:-1]
+            if longer:
+                class_bytes = (np.frombuffer(class_bytes, dtype=np.uint8) + (points >= 0x800) + (points >= 0x10000)).tobytes()
     classes = np.frombuffer(class_bytes, dtype=np.uint8)
     pairs = np.empty(len(classes), dtype=np.uint8)  # (class before, class) as one byte
     pairs[0] = _OPENING * _CLASSES
@@ -202,8 +239,13 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     pairs += classes
     pair_bytes = pairs.tobytes()
     weights = np.frombuffer(pair_bytes.translate(_WEIGHT_OF_PAIR), dtype=np.uint8)
+    if cyrillic_after is not None:
+        weights = weights.copy()
+        weights[1:] -= cyrillic_after * np.uint8(_FULL - _CYRILLIC_AFTER_CYRILLIC)
     lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.bool_)
-    if not lower_in_run.any():
+    caps = np.frombuffer(pair_bytes.translate(_IS_CAPS_PAIR), dtype=np.bool_)
+    any_caps = bool(caps.any())
+    if not lower_in_run.any() and not any_caps:
         return weights
     # a letter inside a run, by its place in it: the class before the run is the first
     # character not a letter found looking back (the opening as a digit before a run)
@@ -211,12 +253,16 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     n = len(classes)
     letter = np.frombuffer(marked.translate(_IS_LETTER), dtype=np.bool_)
     short = np.frombuffer(marked.translate(_SHORT_IN_RUN), dtype=np.uint8)
+    word = np.frombuffer(marked.translate(_IS_CAPS_AFTER), dtype=np.bool_)  # (a space or tab)
     looking = letter[_BACK:] & letter[_BACK - 1 : -1]  # in a run, its opening not yet found
     extra = np.zeros(n, dtype=np.uint8)
+    in_word = np.zeros(n, dtype=np.bool_)  # the 2nd to 6th letters of a run after a space or tab
     for place in range(1, _SHORT_WORD):
         before = slice(_BACK - 1 - place, _BACK - 1 - place + n)  # the character `place` + 1 back
         opened = looking & ~letter[before]
         extra += short[before] * opened
+        if any_caps:
+            in_word |= opened & word[before]
         looking &= letter[before]
     # what remains is the 7th letter of a run on: a word's weight, more in a run after a digit
     # (the 7th letters with a digit 7 back, each up to the end of its stretch of long letters)
@@ -230,5 +276,8 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
         in_long = np.arange(int(lengths.sum()), dtype=np.int64)  # their places, one stretch after another
         in_long += np.repeat(seventh - (np.cumsum(lengths) - lengths), lengths)
         extra[in_long] += np.uint8(_LONG_AFTER_DIGIT)
-    extra *= lower_in_run  # (an upper-case letter in a run weighs by `_WEIGHT` alone)
-    return weights + extra
+    extra *= lower_in_run  # (an upper-case letter in a run weighs by `_WEIGHT`, less in a word)
+    weights = weights + extra
+    if any_caps:
+        weights -= (in_word & caps) * np.uint8(_FULL - _CAPS_IN_WORD)
+    return weights
