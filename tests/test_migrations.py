@@ -61,7 +61,7 @@ SHIPPED = (
     ("0032_section_leaf_ids_by_text", "dec4945af9a0febd8ab05e68b89afcb6c17f2cc3cb326e1d611c8aeef3b24bd3"),
     ("0033_conservative_token_counts", "f909116687d3716eafe4f274ce38d24512a891504a9d7c2645d511176151ccc4"),
     ("0034_word_token_counts", "d6e43f029441645f2400a6600935673b9e2c3d1bd250dcc441f8dfec42af7881"),
-    ("0036_caps_and_cyrillic_token_counts", "aa48a34cab26b992aefe63a969bfa87e638a19ddce69bf0458c93007e937d018"),
+    ("0036_caps_and_cyrillic_token_counts", "09ad7d1df330e2099ae201e2ed86d1ad04e22bfd6cdcb15da0a255e26f53ca84"),
 )
 
 

@@ -18,10 +18,11 @@ the estimate fits the model. Weights per character, in quarter tokens:
   UUIDs); 8 after whitespace or opening the text (the space before a number is a token of its
   own too);
 - any other ASCII character (punctuation): 4;
-- a non-ASCII character: 4 for two bytes of UTF-8 (accents, Cyrillic, Greek, Arabic, Hebrew),
-  but 2 for a Cyrillic character (U+0400–U+04FF) after one (Russian, Ukrainian words: the
-  vocabularies hold their pieces; Greek, Hebrew and Arabic take a token a character and more),
-  6 for three (CJK, kana, Hangul, Indic scripts, Thai), 16 for four (emoji, rare CJK): a
+- a non-ASCII character: 4 for two bytes of UTF-8 (accents, Cyrillic), but 2 for a Cyrillic
+  character (U+0400–U+04FF) after one (Russian, Ukrainian words: the vocabularies hold their
+  pieces) and 5 for the other alphabets of two bytes (Greek, Armenian, Hebrew, Arabic: U+0370–
+  U+03FF and U+0500–U+07FF, which a vocabulary with few of them gives a token a character and
+  more); 6 for three (CJK, kana, Hangul, Indic scripts, Thai), 16 for four (emoji, rare CJK): a
   character outside a vocabulary falls back to one token per byte.
 
 The total is rounded up. A character's weight depends on the characters before it (back to the
@@ -63,6 +64,7 @@ _LONG_WORD_LETTER = 2  # quarters of a lowercase letter of a word from its 7th
 _AFTER_PUNCTUATION = 1  # quarters of a lowercase letter (to the 6th) of a run after punctuation
 _CAPS_IN_WORD = 2  # quarters of an uppercase letter after one, to a run's 6th after a space
 _CYRILLIC_AFTER_CYRILLIC = 2  # quarters of a Cyrillic character after one (a word's letters)
+_OTHER_SCRIPT = 5  # quarters of a Greek, Armenian, Hebrew, Arabic … character (two bytes)
 
 # character classes by code point: ASCII by `_CLASS`, any other by its UTF-8 length
 _OTHER, _SPACE, _BREAK, _LOWER, _UPPER, _DIGIT, _TWO, _THREE, _FOUR = range(9)
@@ -144,6 +146,10 @@ _CAPS_IN_WORD_RE = re.compile(
 # Cyrillic characters (two bytes of UTF-8), more than one in a row
 _CYRILLIC_RUN_RE = re.compile("[\u0400-\u04ff]{2,}")
 _CYRILLIC_FIRST, _CYRILLIC_POINTS = 0x400, 0x100
+# the other alphabets of two bytes: Greek and Coptic, then Armenian to NKo (Latin's accents and
+# combining marks, and Cyrillic, are not among them)
+_OTHER_SCRIPT_RE = re.compile("[\u0370-\u03ff\u0500-\u07ff]+")
+_OTHER_SCRIPT_RANGES = ((0x370, 0x400), (0x500, 0x800))
 # as Python lists, for `opening_discount`'s one character
 _OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
 _CLASS_OF_POINT: list[int] = _CLASS.tolist()
@@ -184,6 +190,7 @@ def token_quarters(text: str) -> int:
     if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
         cyrillic = _CYRILLIC_RUN_RE.findall(text)
         total -= (_FULL - _CYRILLIC_AFTER_CYRILLIC) * (len("".join(cyrillic)) - len(cyrillic))
+        total += (_OTHER_SCRIPT - _FULL) * len("".join(_OTHER_SCRIPT_RE.findall(text)))
         four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
         non_ascii = len(text) - len(text.encode("ascii", "ignore"))
         three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
@@ -214,6 +221,8 @@ def opening_discount(text: str, start: int, running: npt.NDArray[np.int64], end:
         return _FULL * (run.end() - start) - int(running[run.end()] - running[start])
     point = ord(text[start])
     alone = _OPENING_WEIGHT[_CLASS_OF_POINT[min(point, 128)] + (point >= 0x800) + (point >= 0x10000)]
+    if any(first <= point < stop for first, stop in _OTHER_SCRIPT_RANGES):
+        alone += _OTHER_SCRIPT - _FULL
     return alone - int(running[start + 1] - running[start])
 
 
@@ -221,15 +230,19 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     """The quarters of each character of a non-empty text, by the weights above (every table
     lookup a `bytes.translate`)."""
     cyrillic_after: npt.NDArray[np.bool_] | None = None  # a Cyrillic character after one, by the second
+    other_script: npt.NDArray[np.bool_] | None = None  # a character of `_OTHER_SCRIPT_RE`
     if text.isascii():  # a byte a character
         class_bytes = text.encode("ascii").translate(_CLASS_OF_BYTE)
     else:  # a non-ASCII character as "?" (of two bytes), then by its UTF-8 length when longer
         class_bytes = text.replace("?", "!").encode("ascii", "replace").translate(_CLASS_OF_MARK)
         longer = len(text.encode("utf-8", "surrogatepass")) != len(text) + class_bytes.count(_TWO_BYTE)
-        if longer or _CYRILLIC_RUN_RE.search(text):
+        if longer or _CYRILLIC_RUN_RE.search(text) or _OTHER_SCRIPT_RE.search(text):
             points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
             cyrillic = (points - _CYRILLIC_FIRST) < _CYRILLIC_POINTS  # (below the first wraps around)
             cyrillic_after = cyrillic[1:] & cyrillic[:-1]
+            other_script = np.zeros(len(points), dtype=np.bool_)
+            for first, stop in _OTHER_SCRIPT_RANGES:
+                other_script |= (points - first) < stop - first
             if longer:
                 class_bytes = (np.frombuffer(class_bytes, dtype=np.uint8) + (points >= 0x800) + (points >= 0x10000)).tobytes()
     classes = np.frombuffer(class_bytes, dtype=np.uint8)
@@ -239,8 +252,8 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     pairs += classes
     pair_bytes = pairs.tobytes()
     weights = np.frombuffer(pair_bytes.translate(_WEIGHT_OF_PAIR), dtype=np.uint8)
-    if cyrillic_after is not None:
-        weights = weights.copy()
+    if cyrillic_after is not None and other_script is not None:
+        weights = weights + other_script * np.uint8(_OTHER_SCRIPT - _FULL)
         weights[1:] -= cyrillic_after * np.uint8(_FULL - _CYRILLIC_AFTER_CYRILLIC)
     lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.bool_)
     caps = np.frombuffer(pair_bytes.translate(_IS_CAPS_PAIR), dtype=np.bool_)
