@@ -41,6 +41,7 @@ Python step per run).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -93,10 +94,7 @@ _IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR], 1:_SHORT_WORD] = 0
 _IN_RUN[_OTHER, 1:_SHORT_WORD] = _AFTER_PUNCTUATION
 _IN_RUN[[_SPACE, _BREAK, _TWO, _THREE, _FOUR, _OTHER], _SHORT_WORD] = _LONG_WORD_LETTER
 # the tables as `bytes.translate` tables (a byte's value, by the byte)
-_PAIR_BEFORE, _PAIR_CLASS = np.divmod(np.arange(256), _CLASSES)
-_BEFORE_LETTER = np.isin(_PAIR_BEFORE, [_LOWER, _UPPER])
 _WEIGHT_OF_PAIR = bytes(_WEIGHT.ravel().tolist()) + bytes(256 - _CLASSES * _CLASSES)
-_LOWER_IN_RUN = ((_PAIR_CLASS == _LOWER) & _BEFORE_LETTER).astype(np.uint8).tobytes()
 _LETTER_RUN_RE = re.compile(r"[A-Za-z]+")
 # for `token_quarters` of a short text, by `bytes`
 _SHORT_TEXT = 512
@@ -121,17 +119,18 @@ _DIGIT_BYTE = bytes([_DIGIT])
 _TWO_BYTE = bytes([_TWO])
 # a lowercase letter's quarters in a run's 2nd to 6th letters, by the class before the run
 _BACK = _SHORT_WORD + 1  # how far back a letter's place in its run is looked for
-_IS_DIGIT = bytes(int(c == _DIGIT) for c in range(256))
-_IS_LETTER = bytes(int(c in (_LOWER, _UPPER)) for c in range(256))
-_SHORT_IN_RUN = bytes(_IN_RUN[:, 1].tolist()) + bytes(256 - _CLASSES)
+_LOWER_IN_RUN_PAIRS = [before * _CLASSES + _LOWER for before in (_LOWER, _UPPER)]
+# the classes before a run whose 2nd to 6th lowercase letters weigh more than nothing, by weight
+_SHORT_IN_RUN = [
+    (weight, [c for c in range(_CLASSES) if c not in (_LOWER, _UPPER) and _IN_RUN[c, 1] == weight])
+    for weight in sorted(set(_IN_RUN[:, 1].tolist()) - {0})
+]
 assert (_IN_RUN[:, 1:_SHORT_WORD] == _IN_RUN[:, 1:2]).all()  # the same for each of them
 # an uppercase letter after one (by pair), the class before a run where it weighs less (by
 # class); for a short text, such a run's opening pair then its 2nd to 6th letters' pairs, the
 # uppercase after one counted
 _CAPS_AFTER = (_SPACE,)
-_CAPS_PAIR = bytes([_UPPER * _CLASSES + _UPPER])
-_IS_CAPS_PAIR = bytes(int(p == _CAPS_PAIR[0]) for p in range(256))
-_IS_CAPS_AFTER = bytes(int(c in _CAPS_AFTER) for c in range(256))
+_CAPS_PAIR = _UPPER * _CLASSES + _UPPER
 
 
 def _pair_set(pairs: list[int]) -> bytes:
@@ -150,6 +149,15 @@ _CYRILLIC_FIRST, _CYRILLIC_POINTS = 0x400, 0x100
 # combining marks, and Cyrillic, are not among them)
 _OTHER_SCRIPT_RE = re.compile("[\u0370-\u03ff\u0500-\u07ff]+")
 _OTHER_SCRIPT_RANGES = ((0x370, 0x400), (0x500, 0x800))
+# whether a text may hold either, by the first bytes of their UTF-8 (searches for one byte,
+# not a regex's attempt at every character)
+_CYRILLIC_LEADS = [bytes([lead]) for lead in range(0xD0, 0xD4)]
+_OTHER_SCRIPT_LEADS = [bytes([lead]) for lead in (*range(0xCD, 0xD0), *range(0xD4, 0xE0))]
+
+
+def _scripts(utf8: bytes) -> tuple[bool, bool]:
+    """Whether a text (as UTF-8) may hold Cyrillic, and characters of `_OTHER_SCRIPT_RE`."""
+    return any(lead in utf8 for lead in _CYRILLIC_LEADS), any(lead in utf8 for lead in _OTHER_SCRIPT_LEADS)
 # as Python lists, for `opening_discount`'s one character
 _OPENING_WEIGHT: list[int] = _WEIGHT[_OPENING].tolist()
 _CLASS_OF_POINT: list[int] = _CLASS.tolist()
@@ -186,14 +194,19 @@ def token_quarters(text: str) -> int:
         total += quarters * b"".join(word_re.findall(marked)).count(_LOWER)
     total += _LONG_AFTER_DIGIT * b"".join(_LONG_AFTER_DIGIT_RE.findall(marked)).count(_LOWER)
     # an ALL-CAPS word's uppercase letters after its first, to the 6th, weigh less (after a space)
-    total -= (_FULL - _CAPS_IN_WORD) * b"".join(_CAPS_IN_WORD_RE.findall(pairs)).count(_CAPS_PAIR)
-    if len(ascii_text) != len(text.encode("utf-8", "surrogatepass")):
-        cyrillic = _CYRILLIC_RUN_RE.findall(text)
-        total -= (_FULL - _CYRILLIC_AFTER_CYRILLIC) * (len("".join(cyrillic)) - len(cyrillic))
-        total += (_OTHER_SCRIPT - _FULL) * len("".join(_OTHER_SCRIPT_RE.findall(text)))
+    if _CAPS_PAIR in pairs:  # (a search for one byte, by its value)
+        total -= (_FULL - _CAPS_IN_WORD) * b"".join(_CAPS_IN_WORD_RE.findall(pairs)).count(_CAPS_PAIR)
+    utf8 = text.encode("utf-8", "surrogatepass")
+    if len(ascii_text) != len(utf8):
+        has_cyrillic, has_other_script = _scripts(utf8)
+        if has_cyrillic:
+            cyrillic = _CYRILLIC_RUN_RE.findall(text)
+            total -= (_FULL - _CYRILLIC_AFTER_CYRILLIC) * (len("".join(cyrillic)) - len(cyrillic))
+        if has_other_script:
+            total += (_OTHER_SCRIPT - _FULL) * len("".join(_OTHER_SCRIPT_RE.findall(text)))
         four = len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)  # a surrogate pair each
         non_ascii = len(text) - len(text.encode("ascii", "ignore"))
-        three = len(text.encode("utf-8", "surrogatepass")) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
+        three = len(utf8) - (len(text) - non_ascii) - 2 * non_ascii - 2 * four
         total += (_THREE_BYTES - _FULL) * three + (_FOUR_BYTES - _FULL) * four
     return total
 
@@ -226,6 +239,14 @@ def opening_discount(text: str, start: int, running: npt.NDArray[np.int64], end:
     return alone - int(running[start + 1] - running[start])
 
 
+def _any_of(values: npt.NDArray[np.uint8], wanted: Sequence[int]) -> npt.NDArray[np.bool_]:
+    """Where `values` is one of `wanted` (a comparison each: `np.isin` would gather by a table)."""
+    found: npt.NDArray[np.bool_] = values == wanted[0]
+    for value in wanted[1:]:
+        found |= values == value
+    return found
+
+
 def _weights(text: str) -> npt.NDArray[np.uint8]:
     """The quarters of each character of a non-empty text, by the weights above (every table
     lookup a `bytes.translate`)."""
@@ -235,8 +256,9 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
         class_bytes = text.encode("ascii").translate(_CLASS_OF_BYTE)
     else:  # a non-ASCII character as "?" (of two bytes), then by its UTF-8 length when longer
         class_bytes = text.replace("?", "!").encode("ascii", "replace").translate(_CLASS_OF_MARK)
-        longer = len(text.encode("utf-8", "surrogatepass")) != len(text) + class_bytes.count(_TWO_BYTE)
-        if longer or _CYRILLIC_RUN_RE.search(text) or _OTHER_SCRIPT_RE.search(text):
+        utf8 = text.encode("utf-8", "surrogatepass")
+        longer = len(utf8) != len(text) + class_bytes.count(_TWO_BYTE)
+        if longer or any(_scripts(utf8)):
             points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
             cyrillic = (points - _CYRILLIC_FIRST) < _CYRILLIC_POINTS  # (below the first wraps around)
             cyrillic_after = cyrillic[1:] & cyrillic[:-1]
@@ -255,32 +277,30 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
     if cyrillic_after is not None and other_script is not None:
         weights = weights + other_script * np.uint8(_OTHER_SCRIPT - _FULL)
         weights[1:] -= cyrillic_after * np.uint8(_FULL - _CYRILLIC_AFTER_CYRILLIC)
-    lower_in_run = np.frombuffer(pair_bytes.translate(_LOWER_IN_RUN), dtype=np.bool_)
-    caps = np.frombuffer(pair_bytes.translate(_IS_CAPS_PAIR), dtype=np.bool_)
-    any_caps = bool(caps.any())
+    lower_in_run = _any_of(pairs, _LOWER_IN_RUN_PAIRS)
+    any_caps = _CAPS_PAIR in pair_bytes
     if not lower_in_run.any() and not any_caps:
         return weights
     # a letter inside a run, by its place in it: the class before the run is the first
     # character not a letter found looking back (the opening as a digit before a run)
     marked = _DIGIT_BYTE * _BACK + class_bytes  # character i at `_BACK` + i
     n = len(classes)
-    letter = np.frombuffer(marked.translate(_IS_LETTER), dtype=np.bool_)
-    short = np.frombuffer(marked.translate(_SHORT_IN_RUN), dtype=np.uint8)
-    word = np.frombuffer(marked.translate(_IS_CAPS_AFTER), dtype=np.bool_)  # (a space or tab)
+    marked_classes = np.frombuffer(marked, dtype=np.uint8)
+    letter = (marked_classes == _LOWER) | (marked_classes == _UPPER)
+    short = np.zeros(len(marked), dtype=np.uint8)  # by the class before: what such letters weigh
+    for weight, befores in _SHORT_IN_RUN:
+        short += _any_of(marked_classes, befores) * np.uint8(weight)
     looking = letter[_BACK:] & letter[_BACK - 1 : -1]  # in a run, its opening not yet found
     extra = np.zeros(n, dtype=np.uint8)
-    in_word = np.zeros(n, dtype=np.bool_)  # the 2nd to 6th letters of a run after a space or tab
     for place in range(1, _SHORT_WORD):
         before = slice(_BACK - 1 - place, _BACK - 1 - place + n)  # the character `place` + 1 back
         opened = looking & ~letter[before]
         extra += short[before] * opened
-        if any_caps:
-            in_word |= opened & word[before]
         looking &= letter[before]
     # what remains is the 7th letter of a run on: a word's weight, more in a run after a digit
     # (the 7th letters with a digit 7 back, each up to the end of its stretch of long letters)
     extra += looking * np.uint8(_LONG_WORD_LETTER)
-    seventh = np.flatnonzero(looking & np.frombuffer(marked[:n].translate(_IS_DIGIT), dtype=np.bool_))
+    seventh = np.flatnonzero(looking & (marked_classes[:n] == _DIGIT))
     if len(seventh):
         ends = np.flatnonzero(looking[:-1] & ~looking[1:]) + 1
         if looking[-1]:
@@ -291,6 +311,14 @@ def _weights(text: str) -> npt.NDArray[np.uint8]:
         extra[in_long] += np.uint8(_LONG_AFTER_DIGIT)
     extra *= lower_in_run  # (an upper-case letter in a run weighs by `_WEIGHT`, less in a word)
     weights = weights + extra
-    if any_caps:
-        weights -= (in_word & caps) * np.uint8(_FULL - _CAPS_IN_WORD)
+    if any_caps:  # an uppercase letter after one: its run's opening looked for at its places only
+        at = np.flatnonzero(pairs == _CAPS_PAIR)
+        found = np.zeros(len(at), dtype=np.bool_)
+        in_word = np.zeros(len(at), dtype=np.bool_)  # the 2nd to 6th letters of a run after a space
+        for place in range(1, _SHORT_WORD):
+            back = at + (_BACK - 1 - place)
+            opened = ~found & ~letter[back]
+            in_word |= opened & _any_of(marked_classes[back], _CAPS_AFTER)
+            found |= opened
+        weights[at[in_word]] -= np.uint8(_FULL - _CAPS_IN_WORD)
     return weights
