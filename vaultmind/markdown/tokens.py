@@ -30,12 +30,14 @@ start of its run of letters), and a text's opening weighs the most it can (its f
 letters counts 4 a letter): a text's count is at most the sum of its parts' counts, so cutting
 a text never makes its pieces count less than the whole.
 
-The functions are C-speed, never a Python loop per character: every table lookup is a
-`bytes.translate`; a long text (and any running count) is weighed with numpy over one byte a
-character, a letter's place in its run found by looking back at most seven characters (six
-shifted masks) and a long run after a digit by where its 7th letter is; a short one is summed
-by `bytes` operations, its runs of letters weighed by a few regex searches over its classes (no
-Python step per run).
+The functions are C-speed, never a Python loop per character: a character's class and its
+weight by the class before it are `bytes.translate` lookups; a long text (and any running
+count) is weighed with numpy over one byte a character, a letter's place in its run found by
+looking back at most seven characters (six shifted masks, numpy comparisons), a long run after
+a digit by where its 7th letter is and a capital after a capital at its own places; a short one
+is summed by `bytes` operations, its runs of letters weighed by a few regex searches over its
+classes (no Python step per run). Cyrillic and the other alphabets are looked for by their
+UTF-8 lead bytes before any search of the characters.
 """
 
 from __future__ import annotations
