@@ -356,3 +356,22 @@ def test_parse_note_chunk_tokens_is_honoured() -> None:
 def test_parse_note_crlf_equals_lf() -> None:
     text = "---\ntitle: t\n---\n# A\n\nline one\nline two\n"
     assert parse_note("n.md", text) == parse_note("n.md", text.replace("\n", "\r\n"))
+
+
+def test_every_leaf_counts_what_count_tokens_gives_its_text() -> None:
+    """A leaf's count is derived from the body's running count (its span's difference, its
+    opening alone or after its heading prefix), not counted again: it is exactly the count of
+    its text, whether it is a whole section, a packed run of blocks, a sentence cut mid-line
+    under a repeated heading, a code fence's part or a body's opening."""
+    rng = random.Random(48)
+    pieces = [
+        "# Heading\n", "## A sub heading\n", "Setext\n===\n", "Word word. ", "x" * 40, "\n\n", "\n",
+        "  indented line\n", "- item\n", "| a | b |\n", "```py\ncode()\n```\n", "```\nunclosed\n",
+        "> quote\n", "1234 ", "é ", "日本 ", "🙂", "camelCase ", "ALL CAPS ", "ДОМ дом ", "Ωμέγα ",
+        "a.b/c ", "\t", "^block-id\n", "Sentence one! Two? ", "\r\n",
+    ]
+    for _ in range(200):
+        body = "".join(rng.choice(pieces) * rng.randint(1, 3) for _ in range(rng.randint(1, 200)))
+        for budget in (64, 100):
+            for leaf in section_leaves(body, note_key="n.md", budget=budget):
+                assert leaf.token_count == count_tokens(leaf.text), leaf.text

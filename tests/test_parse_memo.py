@@ -50,7 +50,7 @@ def test_name_key_is_normalize_remembered() -> None:
 
 
 def test_a_split_sections_heading_prefix_is_counted_once() -> None:
-    sections._tok.cache_clear()
+    sections._quarters.cache_clear()
     paragraphs = "\n\n".join(f"Paragraph {i} " + "word " * 30 for i in range(12))
     body = f"# Trip notes\n\n## Day one in the hills\n\n{paragraphs}\n"
     leaves = section_leaves(body, note_key="n.md", budget=100)
@@ -61,5 +61,5 @@ def test_a_split_sections_heading_prefix_is_counted_once() -> None:
     assert [int(p.split()[1]) for leaf in leaves for p in leaf.text.split("\n\n") if p.startswith("Paragraph")] == list(
         range(12)
     )
-    info = sections._tok.cache_info()
+    info = sections._quarters.cache_info()
     assert info.hits > info.misses

@@ -395,6 +395,17 @@ def test_an_index_holding_leaves_is_rebuilt_for_word_token_counts(vault: Path, m
     )
 
 
+def test_an_index_holding_leaves_is_rebuilt_for_caps_and_cyrillic_token_counts(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0036: an ALL-CAPS word's capitals and a Cyrillic word's letters count about half
+    a token each after the first (they counted one), so such a note is cut into fewer leaves."""
+    lines = [f"ITEM {i}: THE BOARD APPROVED THE BUDGET. Совет утвердил бюджет на следующий год." for i in range(120)]
+    _rebuilt_once_for_token_counts(
+        vault, monkeypatch, "0036", "Board.md", "# Board\n\n" + "\n".join(lines) + "\n", "UPDATE leaves SET token_count = token_count * 2"
+    )
+
+
 def test_an_index_holding_a_nouns_old_term_is_rebuilt_for_its_verbs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Migration 0024: "decision" shares "decide"'s term; an index whose postings hold the old
     term is rebuilt once, and the note is then found by the verb."""

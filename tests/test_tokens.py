@@ -60,6 +60,17 @@ GERMAN = (
 FRENCH = "Élodie a réservé un hôtel près de la Côte d'Azur ; le séjour coûtera environ trois cents euros."
 URL = "https://docs.example.org/guide/install?version=3.12&lang=en#section-4"
 CAPS = "PLEASE SEND THE SIGNED LEASE BEFORE FRIDAY"
+CAPS_NOTE = (
+    "MEETING NOTES: THE BOARD APPROVED THE NEW BUDGET. ACTION ITEMS FOR NASA AND THE FBI ARE DUE ON FRIDAY."
+)
+RUSSIAN = (
+    "Вчера мы встретились в Москве и обсудили поездку в следующем месяце. Договор аренды истекает "
+    "в марте, поэтому Анна позвонит хозяйке квартиры."
+)
+UKRAINIAN = "Вчора ми зустрілися у Києві та обговорили поїздку наступного місяця."
+GREEK = "Χθες συναντηθήκαμε στην Αθήνα και συζητήσαμε το ταξίδι του επόμενου μήνα."
+HEBREW = "נפגשנו אתמול בתל אביב ודיברנו על הטיול בחודש הבא."
+ARABIC = "التقينا أمس في القاهرة وناقشنا رحلة الشهر المقبل."
 CAMEL = "runningQuarters = tokenWeights(sectionChunker.bodyText, maxChunkTokens)"
 NUMBERS = "Call +44 20 7946 0958 on 2024-03-15 at 09:41 about invoice 58213, total €1,500.00"
 IDS = "a3f9c2e17b0d4e6f8a91 6f1e2d3c-4b5a-4978-8e9f-0a1b2c3d4e5f dGhlIHF1aWNrIGJyb3duIGZveA=="
@@ -79,7 +90,13 @@ MEASURED = [
     (GERMAN, 57, 38, 1.25),
     (FRENCH, 35, 25, 1.25),
     (URL, 27, 22, 1.7),
-    (CAPS, 15, 14, 2.5),
+    (CAPS, 15, 14, 1.7),
+    (CAPS_NOTE, 35, 36, 1.7),
+    (RUSSIAN, 63, 44, 1.25),
+    (UKRAINIAN, 30, 25, 1.25),
+    (GREEK, 74, 30, 1.3),
+    (HEBREW, 50, 24, 1.3),
+    (ARABIC, 42, 15, 1.3),
     (CAMEL, 19, 18, 2.5),
     (NUMBERS, 56, 55, 1.1),
     (IDS, 78, 76, 1.2),
@@ -97,7 +114,13 @@ def test_count_tokens_weights() -> None:
     assert count_tokens("    ") == 1  # whitespace opening the text or after whitespace: 0.25 each
     assert count_tokens("x\n\ny") == 4  # a line break: 1
     assert count_tokens("{}();") == 5  # punctuation: 1 each
-    assert count_tokens("x ABC") == 4  # an uppercase letter inside a run: 1
+    assert count_tokens("x ABC") == 3  # an uppercase letter after one in a word, to its 6th: 0.5
+    assert count_tokens("x ABCDEFGH") == 7  # 1 + 0 + 1 + 0.5 × 5 + from its 7th letter on 1 each, rounded up
+    assert count_tokens("x /ABC") == 5 and count_tokens("x 3ABC") == 6  # after punctuation or a digit: 1
+    assert count_tokens("x\nABC") == 5  # and after a line break (a random run of capitals opening a line)
+    assert count_tokens("x AbC") == 3  # an uppercase letter after a lowercase one (camelCase): 1
+    assert count_tokens("жук") == 2 and count_tokens("x дом") == 3  # Cyrillic after Cyrillic: 0.5
+    assert count_tokens("ώρα") == 4 and count_tokens("שלום") == 5  # Greek, Hebrew: 1.25 a character
     assert count_tokens("x /path") == 4  # 1 + 0 + 1 + 1 + a run after punctuation: 0.25 a letter
     assert count_tokens("f3a9") == 5  # a digit after a letter: 1.25; a letter after a digit: 1
     assert count_tokens("x ab3cd") == 6  # 1 + 0 + 1 + 0 + 1.25 + a run after a digit: 1 a letter
@@ -154,6 +177,31 @@ def test_count_tokens_never_under_counts_hashes_base64_and_uuids() -> None:
         for line in lines.splitlines():  # each alone, and after a word, not only on average
             assert count_tokens(line) >= least * len(line)
             assert count_tokens("id " + line) >= least * len(line) + 1
+
+
+def test_all_caps_and_cyrillic_count_close_to_tokenizers() -> None:
+    """ALL-CAPS words and Cyrillic words break into pieces of about two characters, not one a
+    character: they counted about twice what tokenizers give when every capital after the
+    first, and every Cyrillic character, weighed a token."""
+    for text, spm, bpe, _ in MEASURED:
+        if text in (CAPS, CAPS_NOTE):
+            assert count_tokens(text) <= 1.7 * max(spm, bpe)
+        if text in (RUSSIAN, UKRAINIAN):
+            assert count_tokens(text) <= 1.25 * max(spm, bpe)
+
+
+def test_count_tokens_never_under_counts_random_capitals_or_other_scripts() -> None:
+    """A random run of capitals (a key, a code) takes about 0.68 tokens a character: past a
+    word's 6th letter, and after punctuation or a digit, a capital still weighs a token. Greek,
+    Hebrew and Arabic take a token a character and more in a 32k vocabulary (they counted a
+    token a character, under it, when they weighed as accented Latin)."""
+    rng = random.Random(11)
+    for _ in range(200):
+        word = "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ") for _ in range(rng.randint(8, 24)))
+        assert count_tokens("id " + word) >= 0.7 * len(word) + 1
+        assert count_tokens("id:" + word) >= 0.95 * len(word)
+    for text in (GREEK, HEBREW, ARABIC):
+        assert count_tokens(text) >= 1.2 * (len(text) - text.count(" "))
 
 
 def test_count_tokens_counts_emoji_by_their_bytes() -> None:

@@ -89,7 +89,7 @@ def section_leaves(
     chunks = SectionChunker(body, scan, max(budget, MIN_CHUNK_TOKENS)).run()
     leaves = []
     seen: dict[str, int] = {}  # text → leaves of that text so far
-    for seq, (text, path, anchor) in enumerate(chunks):
+    for seq, (text, path, anchor, tokens) in enumerate(chunks):
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         leaves.append(
@@ -99,7 +99,7 @@ def section_leaves(
                 kind="section",
                 text=text,
                 content_hash=_sha(text),
-                token_count=count_tokens(text),
+                token_count=tokens,
                 anchor=anchor,
                 heading_path=path,
                 source_ref=source_ref,

@@ -10,13 +10,15 @@ from functools import lru_cache
 from itertools import accumulate
 
 import numpy as np
+import numpy.typing as npt
 
 from vaultmind.markdown.anchors import heading_anchors
 from vaultmind.markdown.blocks import BLANK, FENCE, BlockScan, Heading
-from vaultmind.markdown.spans import LEADING_BLANK_RE, hard_split, pack_spans, split_span
-from vaultmind.markdown.tokens import count_tokens, opening_discount, running_quarters
+from vaultmind.markdown.spans import hard_split, pack_spans, split_span, trimmed_span
+from vaultmind.markdown.tokens import count_tokens, opening_discount, running_quarters, token_quarters
 
 _MIN_LIMIT = 16  # never split into pieces smaller than this many tokens, whatever the prefix
+_LINE_BREAKS = "\n\r\x0b\x0c"  # a character of the token estimate's class of line breaks
 
 
 _STRUCT_START_RE = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)]|>|\|)")
@@ -68,40 +70,70 @@ class SectionChunker:
         self.prefix_cap = budget // 4  # a repeated heading prefix never takes more
         self.lines = scan.lines
         self.offsets = list(accumulate(map((1).__add__, map(len, self.lines)), initial=0))
-        self._quarters: list[int] | None = None  # token quarters of lines [0, i), for each i
-        self._openings: list[int] = []  # what line i's first character weighs more opening a span
-        self.out: list[tuple[str, tuple[str, ...], str]] = []
+        self._running: npt.NDArray[np.int64] | None = None  # `running_quarters(body)`
+        self._quarters: list[int] = []  # token quarters of lines [0, i), for each i
+        self._openings: dict[int, int] = {}  # what line i's first character weighs more opening a span
+        self.out: list[tuple[str, tuple[str, ...], str, int]] = []  # (text, path, anchor, tokens)
         self.anchors = heading_anchors(scan.headings)
 
     # spans
 
+    def running(self) -> npt.NDArray[np.int64]:
+        """`running_quarters` of the body, computed once."""
+        if self._running is None:
+            self._running = running_quarters(self.body)
+            ends = np.minimum(np.array(self.offsets, dtype=np.int64), len(self.body))  # the last line may lack its newline
+            self._quarters = self._running[ends].tolist()
+        return self._running
+
     def tokens(self, start: int, end: int) -> int:
         """Conservative tokens of lines [start, end) (counts their newlines too): exactly
         `count_tokens` of that span of the body."""
-        if self._quarters is None:
-            running = running_quarters(self.body)
-            ends = np.minimum(np.array(self.offsets, dtype=np.int64), len(self.body))  # the last line may lack its newline
-            self._quarters = running[ends].tolist()
-            self._openings = [opening_discount(self.body, offset, running) for offset in self.offsets]
         if end <= start:
             return 0
-        return (self._quarters[end] - self._quarters[start] + self._openings[start] + 3) // 4
+        running = self.running()
+        opening = self._openings.get(start)
+        if opening is None:
+            opening = self._openings[start] = opening_discount(self.body, self.offsets[start], running)
+        return (self._quarters[end] - self._quarters[start] + opening + 3) // 4
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """The offsets in the body of the text of lines [start, end): without its trailing
+        whitespace and leading blank lines."""
+        return trimmed_span(self.body, self.offsets[start], max(self.offsets[start], self.offsets[end] - 1))
 
     def text(self, start: int, end: int) -> str:
-        raw = self.body[self.offsets[start] : max(self.offsets[start], self.offsets[end] - 1)].rstrip()
-        # leading blank lines dropped (only a text opening with a blank or a newline has any)
-        return LEADING_BLANK_RE.sub("", raw) if raw[:1] in (" ", "\t", "\n") else raw
+        first, stop = self.span(start, end)
+        return self.body[first:stop]
 
+    def span_tokens(self, prefix: str, start: int, end: int) -> int:
+        """`count_tokens(prefix + body[start:end])`, from the running count: the span weighs as
+        inside the body but for its opening, alone (no prefix) or after the prefix's last line
+        break (when a line break comes before it in the body too)."""
+        running = self.running()
+        quarters = int(running[end] - running[start])
+        if not prefix:
+            quarters += opening_discount(self.body, start, running, end)
+        elif prefix[-1] in _LINE_BREAKS and start > 0 and self.body[start - 1] in _LINE_BREAKS:
+            quarters += _quarters(prefix)
+        else:
+            return count_tokens(prefix + self.body[start:end])
+        return (quarters + 3) // 4
     def anchor(self, node: _Node) -> str:
         return self.anchors.get(node.heading.line, "") if node.heading is not None else ""
 
-    def emit(self, text: str, path: tuple[str, ...], anchor: str) -> None:
+    def emit(self, text: str, path: tuple[str, ...], anchor: str, tokens: int | None = None) -> None:
+        """Add a chunk; `tokens` is its `count_tokens` when known."""
         if text.strip():
-            self.out.append((text, path, anchor))
+            self.out.append((text, path, anchor, count_tokens(text) if tokens is None else tokens))
+
+    def emit_span(self, prefix: str, start: int, end: int, path: tuple[str, ...], anchor: str) -> None:
+        """Add the chunk of `prefix` and the body's text from offset `start` to `end`."""
+        self.emit(prefix + self.body[start:end], path, anchor, self.span_tokens(prefix, start, end))
 
     def flush(self, cur: _Open | None) -> None:
         if cur is not None:
-            self.emit(cur.prefix + self.text(cur.start, cur.end), cur.path, cur.anchor)
+            self.emit_span(cur.prefix, *self.span(cur.start, cur.end), cur.path, cur.anchor)
 
     def prefix_for(self, heading: Heading) -> str:
         """The heading line repeated on top of continuation chunks, within `prefix_cap`."""
@@ -161,7 +193,7 @@ class SectionChunker:
 
     # packing
 
-    def run(self) -> list[tuple[str, tuple[str, ...], str]]:
+    def run(self) -> list[tuple[str, tuple[str, ...], str, int]]:
         root = self.tree()
         self.flush(self.pack_blocks(self.blocks(0, root.own_end), None, "", (), ""))
         for child in root.children:
@@ -174,15 +206,15 @@ class SectionChunker:
         start = node.start if carry is None else carry
         anchor = self.anchor(node)
         if self.tokens(start, node.end) <= self.budget:
-            self.emit(self.text(start, node.end), node.path, anchor)
+            self.emit_span("", *self.span(start, node.end), node.path, anchor)
             return
         prefix = self.prefix_for(node.heading)
         head: _Open | None = None
         if self.tokens(start, node.content_start) > self.budget:
             # A giant heading (typically a long paragraph underlined by `---`): split it as text.
             heading_lines = _Block(start, node.content_start, False, None)
-            for text in self.split_block(heading_lines, self.budget):
-                self.emit(text, node.path, anchor)
+            for first, stop in self.split_block(heading_lines, self.budget):
+                self.emit_span("", first, stop, node.path, anchor)
         else:
             # The first chunk starts with the heading as written, so it needs no prefix.
             # It may be dropped for the prefix only when the prefix repeats it in full.
@@ -240,19 +272,20 @@ class SectionChunker:
                 cur = _Open(block.start, block.end, first_prefix, path, block_anchor)
                 continue
             limit = max(self.budget - max(prefix_tokens, first_tokens), _MIN_LIMIT)
-            for i, text in enumerate(self.split_block(block, limit)):
-                self.emit(
-                    (first_prefix if i == 0 else prefix) + text, path, block_anchor if i == 0 else anchor
-                )
+            if block.fence:
+                for i, text in enumerate(self.split_fence(block, limit)):
+                    self.emit((first_prefix if i == 0 else prefix) + text, path, block_anchor if i == 0 else anchor)
+                continue
+            for i, (first, stop) in enumerate(self.split_block(block, limit)):
+                self.emit_span(first_prefix if i == 0 else prefix, first, stop, path, block_anchor if i == 0 else anchor)
         return cur
 
     # oversized blocks
 
-    def split_block(self, block: _Block, limit: int) -> list[str]:
+    def split_block(self, block: _Block, limit: int) -> list[tuple[int, int]]:
+        """The offsets in the body of the parts of a block that is not a code fence."""
         start = self.offsets[block.start]
         end = self.offsets[block.end] - 1
-        if block.fence:
-            return self.split_fence(block, limit)
         first = self.lines[block.start]
         levels = (
             ("line", "sentence", "space", "char")
@@ -277,13 +310,8 @@ class SectionChunker:
         closer = (m.group(1) + m.group(2)) if m is not None else "```"
         inner_end = last if closed else block.end
         if inner_end <= block.start + 1:
-            return pack_spans(
-                self.body,
-                split_span(
-                    self.body, self.offsets[block.start], self.offsets[block.end] - 1, limit, ("char",)
-                ),
-                limit,
-            )
+            pieces = split_span(self.body, self.offsets[block.start], self.offsets[block.end] - 1, limit, ("char",))
+            return [self.body[first:stop] for first, stop in pack_spans(self.body, pieces, limit)]
         inner_limit = max(limit - _tok(opener + "\n") - _tok("\n" + closer), _MIN_LIMIT)
         start = self.offsets[block.start + 1]
         end = self.offsets[inner_end] - 1
@@ -295,17 +323,23 @@ class SectionChunker:
         )
         real_closer = self.lines[last] if closed else ""
         out = []
-        for i, part in enumerate(parts):
+        for i, (first, stop) in enumerate(parts):
+            part = self.body[first:stop]
             tail = real_closer if i == len(parts) - 1 else closer
             out.append(f"{opener}\n{part}\n{tail}" if tail else f"{opener}\n{part}")
         return out
 
 
 @lru_cache(maxsize=1024)
-def _tok(text: str) -> int:
-    """`count_tokens` of a heading prefix or a fence line: a note's few prefixes are counted
+def _quarters(text: str) -> int:
+    """`token_quarters` of a heading prefix or a fence line: a note's few prefixes are counted
     once for each block they are weighed against, so they are remembered (by text)."""
-    return count_tokens(text)
+    return token_quarters(text)
+
+
+def _tok(text: str) -> int:
+    """`count_tokens` of a heading prefix or a fence line (remembered)."""
+    return (_quarters(text) + 3) // 4
 
 
 def _heading_line(heading: Heading) -> str:

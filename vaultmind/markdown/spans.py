@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens, token_quarters
 
-LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
+_LEADING_BLANK_RE = re.compile(r"(?:[ \t]*\n)+")
 
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|(?<=[。！？])\s*")
@@ -83,9 +83,20 @@ def hard_split(text: str, start: int, end: int, limit: int, *, snap: bool = Fals
     return out
 
 
-def pack_spans(text: str, spans: Sequence[tuple[int, int]], limit: int, *, strip: bool = True) -> list[str]:
-    """Greedily join consecutive spans (with the text between them) within `limit` tokens."""
-    out: list[str] = []
+def trimmed_span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The offsets of text[start:end] without its trailing whitespace and leading blank lines."""
+    stop = start + len(text[start:end].rstrip())
+    blank = _LEADING_BLANK_RE.match(text, start, stop)
+    return (start if blank is None else blank.end()), stop
+
+
+def pack_spans(
+    text: str, spans: Sequence[tuple[int, int]], limit: int, *, strip: bool = True
+) -> list[tuple[int, int]]:
+    """Greedily join consecutive spans (with the text between them) within `limit` tokens;
+    the offsets of each joined span holding non-blank text (with `strip`, trimmed as
+    `trimmed_span` does)."""
+    out: list[tuple[int, int]] = []
     cur_start = cur_end = -1
     cur_q = 0
     for s, e in spans:
@@ -94,10 +105,10 @@ def pack_spans(text: str, spans: Sequence[tuple[int, int]], limit: int, *, strip
             if (q + 3) // 4 <= limit:
                 cur_end, cur_q = e, q
                 continue
-            out.append(text[cur_start:cur_end])
+            out.append((cur_start, cur_end))
         cur_start, cur_end, cur_q = s, e, token_quarters(text[s:e])
     if cur_start >= 0:
-        out.append(text[cur_start:cur_end])
+        out.append((cur_start, cur_end))
     if strip:
-        return [LEADING_BLANK_RE.sub("", t.rstrip()) for t in out if t.strip()]
-    return [t for t in out if t.strip()]
+        out = [trimmed_span(text, s, e) for s, e in out]
+    return [(s, e) for s, e in out if text[s:e].strip()]
