@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import threading
-import time
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -715,7 +714,6 @@ def test_a_note_the_parser_cannot_take_is_one_problem_and_is_not_parsed_again_un
     monkeypatch.setattr(sync_note, "parse_note", fails_on_boom)
     write(vault, "old.md", "# Old\n\nNow BOOM.\n")
     write(vault, "new.md", "# New\n\nBOOM from the start.\n")
-    time.sleep(0.05)  # read after the tick of the writes (a read within it is taken again once)
     with caplog.at_level("WARNING"):
         for _ in range(3):
             memory.sync()
