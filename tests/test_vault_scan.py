@@ -1,19 +1,15 @@
-"""The vault's scan: symlinked folders, ignore rules, names and paths it cannot see, and what a
-file's stat proves."""
+"""The vault's scan: symlinked folders, ignore rules, names and paths it cannot see."""
 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.model import FileStat
 from vaultmind.sync_scan import scan_vault_subtree
-from vaultmind.vault.read import trusted_stat
 from vaultmind.vault.scan import IgnoreRules, scan_vault
 
 from .conftest import cold_rows, dump_index, write
@@ -149,8 +145,6 @@ UNSEARCHABLE_SCENARIO = """
 import json
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.model import FileStat
-from vaultmind.vault.read import trusted_stat
 
 (vault / "Team" / "sub").mkdir(parents=True)
 (vault / "Team" / "a.md").write_text("# A\\n\\nThe alpha note.\\n")
@@ -211,44 +205,3 @@ def test_a_case_only_rename_is_a_rename_for_the_watcher_and_a_full_pass(tmp_path
         assert _paths(memory) == ["NOTE.md"]
         assert memory.index.query("SELECT content_hash, text FROM leaves ORDER BY ALL") == leaves
         assert dump_index(memory) == cold_rows(config, tmp_path)
-
-
-def test_a_note_changed_within_a_tick_of_its_read_is_read_again_at_the_next_sync(tmp_path: Path) -> None:
-    """A stat taken in the same tick as the file's last change proves nothing of a second write
-    in that tick ("racily clean"): the note is read again at the next sync, until a read comes
-    after the tick; then the stat is trusted, and a sync reads nothing. (Its change is dated an
-    hour ahead here, so that every read falls within it, then an hour back.)"""
-    vault = tmp_path / "vault"
-    plan = write(vault, "plan.md", "# Plan\n\nThe launch is in May.\n")
-    hour = 3600 * 1_000_000_000
-    ahead = time.time_ns() + hour
-    os.utime(plan, ns=(ahead, ahead))
-    with Memory.open(load_config(vault, embed_provider="none")) as memory:
-        assert memory.sync().added == 1
-        assert memory.index.scalar("SELECT ctime_ns FROM notes") == 0  # no stat of the file equals it
-        plan.write_text("# Plan\n\nThe launch is in June\n")  # of the same size, dated as before
-        os.utime(plan, ns=(ahead, ahead))
-        stats = memory.sync()
-        assert (stats.modified, stats.touched) == (1, 0)
-        assert memory.search("June")["hits"]
-        stats = memory.sync()  # read again, the same bytes: unchanged, and still not trusted
-        assert (stats.modified, stats.touched, stats.unchanged) == (0, 0, 1)
-        assert memory.index.scalar("SELECT ctime_ns FROM notes") == 0
-        os.utime(plan, ns=(ahead - 2 * hour, ahead - 2 * hour))
-        time.sleep(0.1)  # the read comes well after the change (its ctime)
-        assert memory.sync().touched == 1
-        assert memory.index.scalar("SELECT ctime_ns FROM notes") == os.stat(plan).st_ctime_ns  # trusted
-        stats = memory.sync()
-        assert (stats.touched, stats.unchanged) == (0, 1)  # a note at rest is not read
-
-
-def test_how_long_after_a_change_a_stat_is_trusted() -> None:
-    now = 1_800_000_000_000_000_000  # a whole second
-    fine = FileStat("a.md", 10, now - 5_000_000, now - 5_000_000, 1)
-    assert trusted_stat(fine, now).ctime_ns == 0
-    assert trusted_stat(fine, now + 30_000_000) == fine
-    coarse = FileStat("a.md", 10, now - 1_000_000_000, now - 1_000_000_000, 1)  # HFS+, FAT: whole seconds
-    assert trusted_stat(coarse, now).ctime_ns == 0
-    assert trusted_stat(coarse, now + 1_500_000_000) == coarse
-    unpacked = FileStat("a.md", 10, now - 7 * 86_400_000_000_000, now - 30_000_000, 1)  # an archive's old mtime
-    assert trusted_stat(unpacked, now) == unpacked

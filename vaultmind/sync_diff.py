@@ -3,9 +3,7 @@ be read, and what each one read means for its batch.
 
 A file whose (size, mtime, ctime, inode) the index holds is unchanged, unless its last read
 failed for a reason a stat cannot see change (permissions) or it is over the size cap (which
-may have been lowered: it is read, and reported). A stat taken within a tick of the file's last
-change is kept with ctime 0 (`vault.read.trusted_stat`): the file is read again, and found
-unchanged when its bytes are. A file read is touched (same hash: its stat
+may have been lowered: it is read, and reported). A file read is touched (same hash: its stat
 updated only), modified, renamed (a vanished path's hash reappears here), added, or too large
 or unreadable (reported; an unreadable note's rows are kept).
 """
@@ -106,11 +104,7 @@ def diff_loaded(
     if old is not None and loaded.same:
         plan.touch[path] = loaded.stat
         plan.read_only.add(path)  # readable again, if it was not
-        st = loaded.stat
-        if old.ctime_ns == 0 and (old.size, old.mtime_ns, old.ino) == (st.size, st.mtime_ns, st.ino):
-            stats.unchanged += 1  # read again only as its stat proved nothing (`vault.read.trusted_stat`)
-        else:
-            stats.touched += 1
+        stats.touched += 1
         return
     problems = [found for found in (loaded.decode_problem, loaded.conflict) if found is not None]
     note = loaded.written

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import os
-import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -14,12 +13,6 @@ from vaultmind.vault.encoding import DecodedText, decode_text
 # what a path whose read failed keeps: its rows, when it has any (it may never have been indexed)
 KEPT = "what the index held of it, if anything, is kept"
 _READ_ATTEMPTS = 3
-# How long after a file's last change (its mtime or ctime) its stat is no proof the bytes read
-# are its last ones: a write in the same tick of the file system's clock, of the same size, leaves
-# the stat as it was. Linux's and APFS's clocks tick in milliseconds at most; a time on a whole
-# second is a coarser file system's (HFS+, ext4 of small inodes: 1 s; FAT, exFAT: 2 s).
-RACY_NS = 20_000_000
-RACY_WHOLE_SECONDS_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +27,6 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
     """Read `rel` under `root`, re-reading if it changes underneath us."""
     abs_path = root / rel
     for _ in range(_READ_ATTEMPTS):
-        started_ns = time.time_ns()
         try:
             before = os.stat(abs_path)
             if before.st_size > max_bytes:
@@ -64,26 +56,13 @@ def read_note(root: Path, rel: str, max_bytes: int) -> ReadResult:
             kind = "symlink_loop" if exc.errno == errno.ELOOP else "unreadable"
             return ReadResult(None, None, Problem(rel, kind, f"cannot read ({exc.strerror}); {KEPT}"), True)
         if (before.st_size, before.st_mtime_ns) == (after.st_size, after.st_mtime_ns) and len(data) == after.st_size:
-            stat = FileStat(rel, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino)
-            return ReadResult(trusted_stat(stat, started_ns), data)
+            return ReadResult(FileStat(rel, after.st_size, after.st_mtime_ns, after.st_ctime_ns, after.st_ino), data)
     return ReadResult(
         None,
         None,
         Problem(rel, "changed_while_reading", "kept changing while being read; will retry on the next change"),
         True,
     )
-
-
-def trusted_stat(stat: FileStat, read_at_ns: int) -> FileStat:
-    """The stat to keep of a file read from `read_at_ns` (wall clock): as it is, unless the file
-    changed within a tick of the read ("racily clean", as git calls it) — then with ctime 0,
-    which no stat of the file equals: the next sync reads it again (once: by then the tick is
-    over), and a second write in that tick is not taken for no change."""
-    whole_seconds = stat.mtime_ns % 1_000_000_000 == 0 and stat.ctime_ns % 1_000_000_000 == 0
-    tick = RACY_WHOLE_SECONDS_NS if whole_seconds else RACY_NS  # (an archive's whole-second mtime: its ctime is not)
-    if read_at_ns - max(stat.mtime_ns, stat.ctime_ns) >= tick:
-        return stat
-    return replace(stat, ctime_ns=0)
 
 
 def decode_note(rel: str, data: bytes) -> tuple[str | None, Problem | None]:
