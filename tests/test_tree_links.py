@@ -13,7 +13,7 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.note import leaf_link, parse_link
 from vaultmind.tree.view import maintain
 
-from .conftest import snapshot_files, write
+from .conftest import migrations_through, snapshot_files, write
 from .treekit import summary_rows, tree_config
 
 FALLBACK = FallbackSummarizer()
@@ -127,10 +127,13 @@ def test_a_summary_s_markdown_link_is_a_link_of_the_index_and_finds_its_summary_
             assert not any(row["stale"] for row in summary_rows(memory)), path
 
 
-def test_an_index_whose_summaries_hold_markdown_links_is_rebuilt_for_them(vault: Path) -> None:
+def test_an_index_whose_summaries_hold_markdown_links_is_rebuilt_for_them(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Migration 0035: an index from before (the front matter's Markdown links not recorded) that
     holds such a summary is rebuilt once, and then records them; one without is not rebuilt (a
     note of yours with one records it when it next changes)."""
+    migrations_through(monkeypatch, "0035_front_matter_markdown_links")  # seen alone
     write(vault, "Notes/C# tips.md", BODY)
     with Memory.open(tree_config(vault)) as memory:
         memory.sync()
