@@ -49,7 +49,7 @@ SERVING_GC_THRESHOLD = 20_000
 class Memory:
     def __init__(self, config: Config, index: Index, embedder: Embedder | None, progress: Progress | None = None):
         self.config = config
-        self._settings = ConfigReload(config.vault)  # the settings files as this process read them
+        self._settings_files = ConfigReload(config.vault)  # as this process last read them
         self.index = index
         self.embedder = embedder
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
@@ -147,7 +147,7 @@ class Memory:
         pass drops the notes they now exclude and adds those they let in. A config that no
         longer parses keeps the rules in force, with a warning. The other settings apply at
         the next start (the log says which changed)."""
-        rules = self._settings.changed_rules(self.config)
+        rules = self._settings_files.changed_rules(self.config)
         if rules is None:
             return False
         with self.sync_lock:  # never mid-sync (the watcher's, a request's): one pass, one set of rules

@@ -35,7 +35,7 @@ def held_elsewhere(plan: Plan, group: Group) -> dict[str, list[str]]:
     parts = folder.split("/")
     folders = [folder]
     if kind != "email" and len(parts) > 3:
-        platform = "/".join(parts[:3])
+        platform = _platform(folder)
         if not (plan.vault / folder).is_dir():
             folders = [platform]
         else:
@@ -124,7 +124,7 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
         return batch
     scope = batch.legacy_scope or batch.meta.scope
     if batch.bucket == "day":
-        platform = "/".join(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}".split("/")[:3])
+        platform = _platform(f"{SOURCES_DIR}/{batch.meta.kind}/{scope_folder(scope)}")
         sources = plan.source_folders(platform)
         before: list[tuple[str, str]] = []  # (source id, scope)
         if legacy and legacy.endswith(_NUMBERED):  # "whatsapp:Dinner (*)": a download numbered (1), (2) … before
@@ -159,9 +159,14 @@ def in_earlier_folder(plan: Plan, batch: SourceBatch) -> SourceBatch:
     own, *earlier = batch_folders(batch)
     if not earlier:
         return batch
-    platform = "/".join(own.split("/")[:3])
-    folders = plan.source_folders(platform).get(batch.meta.source_id, [])
+    folders = plan.source_folders(_platform(own)).get(batch.meta.source_id, [])
     return replace(batch, folder=earlier[0]) if earlier[0] in folders and own not in folders else batch
+
+
+def _platform(folder: str) -> str:
+    """The folder of a conversation's platform: `sources/chat/whatsapp` of
+    `sources/chat/whatsapp/team`."""
+    return "/".join(folder.split("/")[:3])
 
 
 def _case_renamed(plan: Plan, batch: SourceBatch, stem: str, sources: dict[str, list[str]]) -> list[tuple[str, str]]:

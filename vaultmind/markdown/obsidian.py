@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -61,25 +61,13 @@ def parse_obsidian(
     # non-text lines empty); masks keep lengths so offsets map back to lines.
     text = "\n".join(scan.masked)
     starts: list[int] = []
-    found: list[tuple[int, Link]] = []
-    if "[[" in text:
-        starts = _line_starts(scan.masked)
-        for m in _WIKILINK_RE.finditer(text):
-            at = m.start()
-            embed = at > 0 and text[at - 1] == "!"
-            link = parse_wikilink(m.group(1), embed=embed, line=bisect_right(starts, at))
-            if link is not None:
-                found.append((at, link))
-        text = _WIKILINK_RE.sub(_same_length_mask, text)
-    if "](" in text:
-        starts = starts or _line_starts(scan.masked)
-        for m in _MDLINK_RE.finditer(text):
-            at = m.start()
-            embed = at > 0 and text[at - 1] == "!"
-            link = _markdown_link(m.group(2), embed=embed, line=bisect_right(starts, at))
-            if link is not None:
-                found.append((at, link))
-        text = _MDLINK_RE.sub(_same_length_mask, text)
+
+    def line_of(at: int) -> int:
+        if not starts:
+            starts.extend(_line_starts(scan.masked))
+        return bisect_right(starts, at)
+
+    found, text = _text_links(text, line_of)
     found.sort(key=lambda item: item[0])
     links.extend(link for _, link in found)
     if "#" in text:
@@ -102,6 +90,29 @@ def raw_link_targets(text: str) -> Iterator[str]:
         for m in _MDLINK_RE.finditer(text):
             if (link := _markdown_link(m.group(2), embed=False, line=0)) is not None and link.target:
                 yield link.target
+
+
+def _text_links(text: str, line_of: Callable[[int], int]) -> tuple[list[tuple[int, Link]], str]:
+    """(offset, link) of the wikilinks of `text`, then of its Markdown links outside them (each
+    on the line `line_of` its offset gives), and `text` with both masked out (lengths kept)."""
+    found: list[tuple[int, Link]] = []
+    if "[[" in text:
+        for m in _WIKILINK_RE.finditer(text):
+            at = m.start()
+            embed = at > 0 and text[at - 1] == "!"
+            link = parse_wikilink(m.group(1), embed=embed, line=line_of(at))
+            if link is not None:
+                found.append((at, link))
+        text = _WIKILINK_RE.sub(_same_length_mask, text)
+    if "](" in text:
+        for m in _MDLINK_RE.finditer(text):
+            at = m.start()
+            embed = at > 0 and text[at - 1] == "!"
+            link = _markdown_link(m.group(2), embed=embed, line=line_of(at))
+            if link is not None:
+                found.append((at, link))
+        text = _MDLINK_RE.sub(_same_length_mask, text)
+    return found, text
 
 
 def _line_starts(lines: list[str]) -> list[int]:
@@ -202,19 +213,7 @@ def frontmatter_links(data: Mapping[str, Any]) -> list[Link]:
 
     def walk(value: Any) -> None:
         if isinstance(value, str):
-            if "[[" in value:
-                for m in _WIKILINK_RE.finditer(value):
-                    embed = m.start() > 0 and value[m.start() - 1] == "!"
-                    link = parse_wikilink(m.group(1), embed=embed, line=0)
-                    if link is not None:
-                        out.append(link)
-                value = _WIKILINK_RE.sub(_same_length_mask, value)
-            if "](" in value:
-                for m in _MDLINK_RE.finditer(value):
-                    embed = m.start() > 0 and value[m.start() - 1] == "!"
-                    link = _markdown_link(m.group(2), embed=embed, line=0)
-                    if link is not None:
-                        out.append(link)
+            out.extend(link for _, link in _text_links(value, lambda _at: 0)[0])
         elif isinstance(value, list):
             for item in value:
                 walk(item)
