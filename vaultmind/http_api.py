@@ -247,7 +247,7 @@ class ApiServer:
     def stop(self, *, wait_s: float = DRAIN_S, give_up: threading.Event | None = None) -> None:
         """Stop: a request from now on is answered 503 (`stopping`), those being answered are
         waited for, up to `wait_s` (or until `give_up` is set: a second signal), then the server
-        closes. Its owner closes the `Memory` after: a request it cut short had answered 500."""
+        closes. Its owner closes the `Memory` after it: a request still running then fails (500)."""
         left = self.requests.drain(wait_s, give_up)
         if left:
             log.warning("api: %d request(s) still running after %g s; stopping without them", left, wait_s)
@@ -414,7 +414,7 @@ def _make_handler(
                 return
             try:
                 body = self._body() if method == "POST" else dict(parse_qsl(query))
-                refuse_stray_keys(key, body)  # {"mode": "walk", "query": …}: a mode's arguments go under "args"
+                refuse_stray_keys(key, body)  # a key the route does not take is named, never read as absent
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:
