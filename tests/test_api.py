@@ -143,21 +143,28 @@ def test_a_burst_of_connections_waits_in_the_backlog_rather_than_being_refused(m
             server.httpd.server_close()
 
 
-def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(memory: Memory) -> None:
+def _ask(server: http_api.ApiServer, method: str, path: str, body: bytes | None = None) -> tuple[int, dict[str, Any]]:
+    """(status, JSON answer) of one request to `server`, with its token."""
     import http.client
+    import json
+
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request(method, path, body=body, headers={"Authorization": "Bearer secret"})
+        response = conn.getresponse()
+        return response.status, json.loads(response.read() or b"{}")
+    finally:
+        conn.close()
+
+
+def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(memory: Memory) -> None:
     import json
 
     server = http_api.ApiServer(memory, "secret")
     server.start()
 
     def ask(method: str, path: str, body: bytes | None = None) -> tuple[int, dict[str, Any]]:
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-        try:
-            conn.request(method, path, body=body, headers={"Authorization": "Bearer secret"})
-            response = conn.getresponse()
-            return response.status, json.loads(response.read() or b"{}")
-        finally:
-            conn.close()
+        return _ask(server, method, path, body)
 
     def query(mode: str, **args: Any) -> tuple[int, dict[str, Any]]:
         return ask("POST", "/v1/query", json.dumps({"mode": mode, "args": args}).encode())
@@ -205,7 +212,6 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
 def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: Memory) -> None:
     """A key no route takes is named, with those it takes: read as absent, `{"pathz": […]}`
     synced the whole vault and `{"jobid": 2}` retried every failed job."""
-    import http.client
     import json
 
     (memory.config.vault / "a.md").write_text("# A\n\nThe atlas launch.\n", encoding="utf-8")
@@ -213,16 +219,9 @@ def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: M
     server.start()
 
     def ask(method: str, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-        try:
-            if method == "GET":
-                conn.request("GET", path + "?" + "&".join(f"{k}={v}" for k, v in body.items()), headers={"Authorization": "Bearer secret"})
-            else:
-                conn.request(method, path, body=json.dumps(body).encode(), headers={"Authorization": "Bearer secret"})
-            response = conn.getresponse()
-            return response.status, json.loads(response.read() or b"{}")
-        finally:
-            conn.close()
+        if method == "GET":
+            return _ask(server, "GET", path + "?" + "&".join(f"{k}={v}" for k, v in body.items()))
+        return _ask(server, method, path, json.dumps(body).encode())
 
     try:
         status, answer = ask("POST", "/v1/sync", {"pathz": ["a.md"]})

@@ -59,7 +59,7 @@ MAX_BODY = 2 * MAX_DOCUMENT_BYTES + (1 << 20)
 _DRAIN_CHUNK = 1 << 16
 # How long a stop waits for the requests being answered before the server closes (the daemon
 # then closes the index: a request still running would fail on it).
-DRAIN_S = 30.0
+STOP_WAIT_S = 30.0
 # How long a connection may be silent while the server waits for the rest of a request (or the
 # next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
 SOCKET_TIMEOUT_S = 60.0
@@ -244,13 +244,13 @@ class ApiServer:
     def start(self) -> None:
         self.thread.start()
 
-    def stop(self, *, wait_s: float = DRAIN_S, give_up: threading.Event | None = None) -> None:
+    def stop(self, *, give_up: threading.Event | None = None) -> None:
         """Stop: a request from now on is answered 503 (`stopping`), those being answered are
-        waited for, up to `wait_s` (or until `give_up` is set: a second signal), then the server
-        closes. Its owner closes the `Memory` after: a request it cut short had answered 500."""
-        left = self.requests.drain(wait_s, give_up)
+        waited for, up to `STOP_WAIT_S` (or until `give_up` is set: a second signal), then the server
+        closes. Its owner closes the `Memory` after it: a request still running then fails (500)."""
+        left = self.requests.drain(STOP_WAIT_S, give_up)
         if left:
-            log.warning("api: %d request(s) still running after %g s; stopping without them", left, wait_s)
+            log.warning("api: %d request(s) still running; stopping without them", left)
         if self.thread.is_alive():  # (`shutdown` waits for a serving loop: forever if none started)
             self.httpd.shutdown()
         self.httpd.server_close()
@@ -414,7 +414,7 @@ def _make_handler(
                 return
             try:
                 body = self._body() if method == "POST" else dict(parse_qsl(query))
-                refuse_stray_keys(key, body)  # {"mode": "walk", "query": …}: a mode's arguments go under "args"
+                refuse_stray_keys(key, body)  # a key the route does not take is named, never read as absent
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:

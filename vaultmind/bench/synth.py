@@ -40,8 +40,8 @@ from vaultmind.bench.vocabulary import Vocabulary, build_vocabulary
 from vaultmind.errors import UsageError
 
 MANIFEST = ".vaultmind/bench-vault.json"
-SOURCES_SHARE = 0.2  # the share of chat source notes in a vault `generate_vault` writes, unless told
 """Where the generator records its parameters and counts (inside vaultmind's own folder)."""
+SOURCES_SHARE = 0.2  # the share of chat source notes in a vault `generate_vault` writes, unless told
 
 @dataclass(slots=True)
 class GenStats:

@@ -230,7 +230,7 @@ class WorkerPool:
             with self._gate_lock:
                 usable = self._gate_closed_until <= now and not self._probing
                 probe = usable and self._gate_failures > 0
-                if probe:  # (set only here: a worker that finds a probe running leaves its mark)
+                if probe:  # (only set here: a worker that finds a probe running must not clear its mark)
                     self._probing = True
             if not usable:
                 self._llm.release()

@@ -1,20 +1,21 @@
 """What kind of answer a question asks for, and whether a leaf's text holds one.
 
 A question that starts "When…" (or "Which week / day / year…", "What date…") is answered by a
-message that names a time ("yesterday", "last Friday", "9 April", "19:00"); "Where…" (or "Which cities…", "What country…", "What state…",
-"Which locations…") by one that names a place (a capitalised name after a preposition of
-place, or two capitalised words inside a sentence: "I booked Golden Lantern"); "Who…" by one that names a person; "How much / how
-many…" by one that holds a number; "What book / movie / series…" (a named work or band, team,
-brand…) by one that quotes a title or names something with a capital; "What is Helen's email
-address?" by one that writes an address (`helen@fernhill.example`); "What is on my to-do
-list?" (or "What do I need to do before the launch?") by a note's open task (`- [ ] …`) or tasks a message writes out ("Your tasks for
-Monday: call the school, …"). A name after a preposition of place ("from Taiwan") is no
-answer to "Who…", unless the memory knows it as a person's ("from Dana"); a message whose
-author takes something on ("I'll get the cake") is, its author being the answer. "What
-time…" asks for a time of day ("19:00"), "how much is / does…" for a sum of money said with
-the question's words, "how long does…" for a length of time ("7 to 9 working days", not
-"version 1.1") and "how many people…" for a count of people ("table for 9", not "£60 a
-head") (`answer_test`).
+message that names a time ("yesterday", "last Friday", "9 April", "19:00"); "Where…" (or "Which
+cities…", "What country…", "What state…", "Which locations…") by one that names a place (a
+capitalised name after a preposition of place, or two capitalised words inside a sentence: "I
+booked Golden Lantern"); "Who…" by one that names a person; "How much / how many…" by one that
+holds a number; "What book / movie / series…" (a named work or band, team, brand…) by one that
+quotes a title or names something with a capital; "What is Helen's email address?" by one that
+writes an address (`helen@fernhill.example`); "What is on my to-do list?" (or "What do I need to
+do before the launch?") by a note's open task (`- [ ] …`) or tasks a message writes out ("Your
+tasks for Monday: call the school, …"). A name after a preposition of place ("from Taiwan") is
+no answer to "Who…", unless the memory knows it as a person's ("from Dana"); a message whose
+author takes something on ("I'll get the cake") is, its author being the answer. "What time…"
+asks for a time of day ("19:00"), "how much is / does…" for a sum of money said with the
+question's words, "how long does…" for a length of time ("7 to 9 working days", not "version
+1.1") and "how many people…" for a count of people ("table for 9", not "£60 a head")
+(`answer_test`).
 Among messages that match the question equally well, the one holding that kind of answer is
 the likelier evidence. `walk` uses this as one small signal (`answer`) over its strongest
 candidates.

@@ -2,7 +2,7 @@
 
 The HTTP API, the MCP server and the CLI all call `run_mode(memory, mode, args)`, so each mode
 validates its arguments once and every adapter maps the same errors; `walk` and `search`
-without a `limit` return the vault's `[search] limit` of hits (here, for all of them).
+without a `limit` return the vault's `[search] limit` of hits (set here, so for every adapter).
 """
 
 from __future__ import annotations
