@@ -136,6 +136,7 @@ def test_a_record_that_cannot_be_read_creates_no_note(vault: Path, mem: Memory, 
     assert written.paths == [] and not (vault / "entities/person").exists()
     assert [(p.path, p.kind) for p in written.problems] == [("entities/.created", "entity_note_unwritten")]
     assert "could not read it" in written.problems[0].message
+    assert "make it a readable UTF-8 file" in written.problems[0].message  # not "make that folder writable"
     assert [p["path"] for p in mem.status()["problems"]] == ["entities/.created"]
     mem.enrich()  # (the exception escaped it)
     if record is None:

@@ -218,12 +218,12 @@ def _unwritten(vault: Path, rel: str, exc: Exception, what: str = "write") -> Pr
     where = str(getattr(exc, "filename", None) or getattr(exc, "path", None) or rel)
     with contextlib.suppress(ValueError):  # the vault's own path, as every problem names it
         where = Path(where).relative_to(vault).as_posix()
-    return Problem(
-        rel,
-        UNWRITTEN,
-        f"vaultmind could not {what} it ({reason}: {where}); make that folder writable or move aside"
-        " the file in its way — it is tried again at the next sync",
+    mend = (
+        "make that folder writable or move aside the file in its way"
+        if what == "write"
+        else "make it a readable UTF-8 file (the ids of the entity notes vaultmind wrote, one a line; without it, entity notes you deleted come back)"
     )
+    return Problem(rel, UNWRITTEN, f"vaultmind could not {what} it ({reason}: {where}); {mend} — it is tried again at the next sync")
 
 
 def _say(index: Index, problems: list[Problem]) -> None:
