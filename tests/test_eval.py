@@ -11,6 +11,7 @@ import pytest
 
 from tests.test_locomo import SAMPLE, write_fixture
 from vaultmind.cli.main import main
+from vaultmind.entities.ner import NerEngine
 from vaultmind.errors import UsageError
 from vaultmind.eval.locomo import TurnLookup, hit_item, load_qa_file, reference_time, sample_questions
 from vaultmind.eval.metrics import Item, budget_fit, item_tokens, percentile, score_question, summarize
@@ -347,3 +348,26 @@ def test_the_bm25_baseline_takes_its_top_among_messages(tmp_path: Path) -> None:
         assert kinds["section"] >= 3 and kinds["message"] == 3
         ranked = _retrieve_bm25(memory, "zebra", 2, reference_time(SAMPLE, path=tmp_path))
         assert sorted(hit["text"] for hit in ranked) == ["a zebra at the zoo", "the zebra crossing"]
+
+
+def test_eval_locomo_ner_runs_it_before_the_questions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A conversation of more turns than `[entities] ner_inline` leaves NER to a daemon's
+    background work, which a fresh vault never gets to: `--ner` runs it (and writes the entity
+    notes) before the questions, and the figures say how many texts it read."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    turns = [
+        {"speaker": "Alice" if i % 2 == 0 else "Bob", "dia_id": f"D1:{i + 1}", "text": f"Day {i + 1}: I walked Biscuit through Paris with Dana Whitfield."}
+        for i in range(70)
+    ]
+    sample = {**copy.deepcopy(SAMPLE), "conversation": {"speaker_a": "Alice", "speaker_b": "Bob", "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": turns}}
+    sample["qa"] = [{"question": "Where did Alice walk Biscuit?", "answer": "Paris", "evidence": ["D1:1"], "category": 4}]
+    data = write_fixture(tmp_path, [sample])
+    argv = ["eval", "locomo", str(data), "--json", "--mode", "walk", "--embeddings", "none"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["ner_texts"] is None
+    assert main([*argv, "--ner"]) == 0
+    out = capsys.readouterr()
+    assert json.loads(out.out)["ner_texts"] == 70
+    assert main([a for a in argv if a != "--json"] + ["--ner"]) == 0
+    assert "NER first (70 texts)" in capsys.readouterr().out

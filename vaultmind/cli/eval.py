@@ -1,7 +1,7 @@
 """`vaultmind eval …`: retrieval benchmarks on real data, given by path (docs/eval.md).
 
     vaultmind eval locomo FILE [--qa QA_JSONL] [--out results.jsonl] [--mode walk|search|bm25-baseline]
-                               [--limit-samples N] [--embeddings PROVIDER] [--json]
+                               [--limit-samples N] [--embeddings PROVIDER] [--ner] [--json]
 
 The harness lives in `vaultmind.eval.locomo`; this module parses arguments, prints progress
 on stderr and formats the figures.
@@ -58,6 +58,11 @@ def add_parser(sub: Any) -> None:
         metavar="PROVIDER",
         help="embeddings provider for the temporary vaults (default: vaultmind's default, static)",
     )
+    lo.add_argument(
+        "--ner",
+        action="store_true",
+        help="run NER and write entity notes before the questions, as a daemon's background work does",
+    )
     lo.add_argument("--json", action="store_true", help="print the figures as JSON")
     lo.set_defaults(handler=cmd_locomo)
 
@@ -78,6 +83,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
             mode=args.mode,
             limit_samples=args.limit_samples,
             embed_provider=args.embeddings,
+            ner=args.ner,
             progress=steps.announce,
             steps=steps,
         )
@@ -101,6 +107,7 @@ def print_figures(figures: dict[str, Any]) -> None:
     print(
         f"vaultmind eval locomo — mode {figures['mode']}, {figures['n_questions']} questions "
         f"from {len(figures['samples'])} conversation{'' if len(figures['samples']) == 1 else 's'}, embeddings {figures['embeddings'] or 'none'}"
+        + (f", NER first ({figures['ner_texts']} texts)" if figures["ner_texts"] is not None else "")
         + (
             f", {figures['skipped_no_evidence']} skipped (no evidence)"
             if figures["skipped_no_evidence"]

@@ -5,7 +5,9 @@ For each sample (one long two-person conversation) of a LoCoMo file:
 1. a fresh temporary vault (`init_vault`), the conversation ingested through the real chat
    adapter (`ingest.locomo` → `ingest.writer.write_batches`: one source note per session, one
    message per turn, the turn's `dia_id` as message id), then `Memory.open` + `sync()` with the
-   vault's default settings (static embeddings unless told otherwise);
+   vault's default settings (static embeddings unless told otherwise); with `ner`, then
+   `Memory.enrich`: a sync of more than `[entities] ner_inline` texts leaves NER to the
+   daemon's background work, which a user's memory has done but a fresh vault has not;
 2. every question of categories 1–4 (5, adversarial, is skipped) asked of one retrieval mode,
    with the time of the conversation's last message as the reference time ("now"), so no
    mode can see past the conversation;
@@ -95,6 +97,7 @@ class EvalReport:
     skipped_no_evidence: list[str] = field(default_factory=list)
     samples: list[str] = field(default_factory=list)
     embeddings: str | None = None
+    ner_texts: int | None = None  # the texts NER read before the questions (`ner`), else None
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,6 +114,7 @@ class EvalReport:
             "samples": list(self.samples),
             "skipped_no_evidence": len(self.skipped_no_evidence),
             "embeddings": self.embeddings,
+            "ner_texts": self.ner_texts,
             "seconds": round(self.seconds, 1),
         }
 
@@ -330,10 +334,12 @@ def run_locomo(
     mode: str | None = None,
     limit_samples: int | None = None,
     embed_provider: str | None = None,
+    ner: bool = False,
     progress: ProgressLine | None = None,
     steps: Progress | None = None,
 ) -> EvalReport:
     """Ingest, index and question every sample of a LoCoMo file (see the module docstring).
+    `ner`: each conversation's NER and entity notes (`Memory.enrich`) done before its questions.
     `progress` is told a line as each conversation starts and ends, `steps` the phases of
     its indexing (as a sync tells them)."""
     from vaultmind.config import load_config
@@ -351,7 +357,7 @@ def run_locomo(
     qa_file = Path(qa_path) if qa_path is not None else data_path.with_name(QA_FILE)
     flat = load_qa_file(qa_file) if qa_path is not None or qa_file.is_file() else {}
     qa_source = str(qa_file) if flat else str(data_path)
-    report = EvalReport(mode=mode)
+    report = EvalReport(mode=mode, ner_texts=0 if ner else None)
     retrieve = RETRIEVERS[mode]
     started = time.monotonic()
     for number, sample in enumerate(samples, start=1):
@@ -370,6 +376,8 @@ def run_locomo(
             config = load_config(vault, embed_provider=embed_provider)
             with Memory.open(config, progress=steps) as memory:
                 memory.sync()
+                if ner:  # what a daemon's background work gives a conversation once it has run
+                    report.ner_texts = (report.ner_texts or 0) + int(memory.enrich()["ner_texts"])
                 memory.warm()  # as a daemon does before it serves: no question pays for loading
                 report.embeddings = memory.embedder.model_id if memory.embedder else None
                 lookup = TurnLookup.from_memory(memory)
