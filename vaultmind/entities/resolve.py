@@ -18,8 +18,7 @@ was indexed under. Order of work:
    wrote another of its messages), and so do the short forms and greetings its speakers call
    each other by ("Mel" for Melanie, "Congrats Joanna!"), while a cheer read as an organization
    ("Woohoo, thanks Nate!") or a person opening a sentence before a pronoun ("Glad you made it!")
-   is no entity (`speakers.py`); a speaker's name that calls the listener ("Thanks, Mel!") is no
-   mention of her: it says whom the message is written to (`speakers.calls`);
+   is no entity (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -46,7 +45,7 @@ from vaultmind.entities.mail_headers import mail_system_address
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
-from vaultmind.entities.speakers import addressed, calls, exclamation, opens_before_pronoun, short_form
+from vaultmind.entities.speakers import addressed, exclamation, opens_before_pronoun, short_form
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +122,10 @@ def resolve_text(
             resolved.append((span, registry.final(ident)))
     people = _full_names(registry, resolved, author, author_id, companions)
     speakers = _speakers(registry, author, author_id, companions)
-    # the others of the conversation, whom a message is written to
-    listeners = {registry.final(i) for i in speakers.values()} - {registry.final(author_id)} if author_id is not None else set()
     for span, ident in resolved:
         settled = _same_person(text, span, ident, people, speakers)
         if settled == ident and _no_name(text, span, ident):
             continue
-        if registry.final(settled) in listeners and calls(text, span.start, span.end):
-            continue  # "Thanks, Mel!": whom the message is written to, not whom it tells of
         found.append((settled, span.surface, span.start, span.end))
 
     seen: set[str] = set()

@@ -18,11 +18,6 @@ the first word of their name: `resolve.py`), a guess of the model is settled her
 - `opens_before_pronoun`: a person's one-word guess that opens a sentence before a pronoun ("Glad
   you made it!", "Catch you later") is a word of the sentence: a name is followed by its verb
   ("Dana called"), "Will you …?" asks. A speaker called so ("Mel you're the best") is settled first.
-
-A speaker's name that `calls` the listener ("Thanks, Mel!", "Hey Caroline, …", "I get it, Jon.")
-is no mention of her: it says whom the message is written to, not whom it tells of, and in a
-conversation of two it would stand in nearly every message of the other (`resolve.py` leaves it
-out; her own messages and the others' that tell of her keep her).
 """
 
 from __future__ import annotations
@@ -73,20 +68,6 @@ def opens_before_pronoun(text: str, start: int, end: int) -> bool:
     """Whether the one-word hit at `start`–`end` of `text` opens a sentence before a pronoun
     (see the module)."""
     return opens_sentence(text, start) and _PRONOUN_AFTER.match(text, end) is not None
-
-
-def calls(text: str, start: int, end: int) -> bool:
-    """Whether the name at `start`–`end` of `text` calls the one the text is written to: it is
-    followed by a comma, a full stop, "!", "?" or the text's end, and stands after a comma ("Thanks
-    so much, Melanie!", "your job, John.") or opens its sentence, alone or after one word ("Mel,
-    look!", "Hey Mel!", "Wow John, …")."""
-    if _AFTER_CALL.match(text, end) is None:
-        return False
-    before = text[:start].rstrip(" \t")
-    if before.endswith(",") or opens_sentence(text, start):
-        return True
-    opening = before.rsplit(None, 1)[-1]
-    return opens_sentence(text, len(before) - len(opening))
 
 
 def opens_sentence(text: str, start: int) -> bool:
