@@ -221,9 +221,12 @@ def _unwritten(vault: Path, rel: str, exc: Exception, what: str = "write") -> Pr
     mend = (
         "make that folder writable or move aside the file in its way"
         if what == "write"
-        else "make it a readable UTF-8 file (the ids of the entity notes vaultmind wrote, one a line; without it, entity notes you deleted come back)"
+        else "make it a readable UTF-8 file (the ids of the entity notes vaultmind wrote, one a line;"
+        " without it, entity notes you deleted come back)"
     )
-    return Problem(rel, UNWRITTEN, f"vaultmind could not {what} it ({reason}: {where}); {mend} — it is tried again at the next sync")
+    return Problem(
+        rel, UNWRITTEN, f"vaultmind could not {what} it ({reason}: {where}); {mend} — it is tried again at the next sync"
+    )
 
 
 def _say(index: Index, problems: list[Problem]) -> None:
