@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.entities import notes
 from vaultmind.entities.notes import create_entity_notes, planned_entity_notes
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.vault import atomic
 
 from .conftest import run_main, running_daemon, sealed_summaries, snapshot_files, write
 from .treekit import tree_config
@@ -145,6 +149,42 @@ def test_a_record_that_cannot_be_read_creates_no_note(vault: Path, mem: Memory, 
         (vault / "entities/.created").write_text("person:bob\n", encoding="utf-8")
     assert create_entity_notes(mem).paths == ["entities/person/dana-whitfield.md"]
     assert mem.status()["problems"] == []
+
+
+def test_a_note_whose_id_cannot_be_taken_back_out_of_the_record_is_written_at_the_next_sync(
+    vault: Path, mem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The disk fills up after the record is written: neither the note nor the record without
+    its id can be written. The record said the note was created, so it was taken for one the
+    person deleted and never written; now `status` names the note and why, and once there is
+    room the next sync takes the id out and writes the note."""
+    path = "entities/person/dana-whitfield.md"
+    wrote: list[str] = []
+
+    def full_after_the_first_write(target: str | Path, data: bytes, **options: Any) -> None:
+        wrote.append(Path(target).name)
+        if len(wrote) > 1:
+            raise OSError(errno.ENOSPC, "No space left on device", str(target))
+        atomic.write_atomic(target, data, **options)
+
+    monkeypatch.setattr(notes, "write_atomic", full_after_the_first_write)
+    written = create_entity_notes(mem)
+    assert wrote == [".created", "dana-whitfield.md", ".created"]
+    assert written.paths == [] and not (vault / path).exists()
+    assert (vault / "entities/.created").read_text(encoding="utf-8") == "person:dana-whitfield\n"
+    (problem,) = written.problems
+    assert problem.path == path and "could not write it (No space left on device)" in problem.message
+    assert "take `person:dana-whitfield` back out of entities/.created" in problem.message
+    mem.sync()
+    assert create_entity_notes(mem).paths == []  # still full: said again, nothing written
+    assert [p["path"] for p in mem.status()["problems"]] == [path]
+    monkeypatch.undo()  # room again
+    mem.sync()
+    assert create_entity_notes(mem).paths == [path]
+    assert (vault / "entities/.created").read_text(encoding="utf-8") == "person:dana-whitfield\n"
+    assert mem.status()["problems"] == []
+    generation = mem.index.generation
+    assert create_entity_notes(mem).paths == [] and mem.index.generation == generation
 
 
 RECORD_UNWRITABLE_SCENARIO = """

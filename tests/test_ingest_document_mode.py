@@ -91,3 +91,26 @@ def test_a_document_whose_write_outlasts_a_questions_timeout_is_waited_for(
     monkeypatch.setattr(DaemonClient, "__init__", impatient)
     answer = ask(daemon.config, "ingest_document", dict(FERRY))
     assert answer["ingested"]["note"] == "sources/document/agent/ferry-times.md"
+
+
+def test_a_title_with_letters_no_accent_makes_names_the_note_in_ascii_and_an_older_name_is_kept(
+    vault: Path, memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Straße`, `Łódź`, `Søren` in a title: the note's name spells them `ss`, `l`, `o` (they
+    were left out: `strae`, `odz`, `sren`); a document an earlier vaultmind named so keeps its
+    note, versioned in place, never written twice."""
+    from vaultmind.ingest import documents_plan
+
+    closed = {"title": "Sperrung der Straße in Łódź", "body": "Die Lindenstraße ist gesperrt.", "source_id": "agent:closed"}
+    with monkeypatch.context() as earlier:  # an earlier vaultmind: letters no accent makes dropped
+        earlier.setattr(documents_plan, "ascii_letters", lambda text: text, raising=False)
+        old = memory.query("ingest_document", closed)["ingested"]["note"]
+    assert old == "sources/document/agent/sperrung-der-strae-in-odz.md"
+    new = memory.query("ingest_document", {"title": "Søren's Straße", "body": "He lives there.", "source_id": "agent:soren"})
+    assert new["ingested"]["note"] == "sources/document/agent/soren-s-strasse.md"
+    again = memory.query("ingest_document", {**closed, "body": "Die Lindenstraße ist wieder offen."})["ingested"]
+    assert (again["note"], again["changed"]) == (old, True)
+    assert sorted(p.name for p in (vault / "sources/document/agent").glob("*.md")) == [
+        "soren-s-strasse.md",
+        "sperrung-der-strae-in-odz.md",
+    ]

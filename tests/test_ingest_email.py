@@ -1126,3 +1126,36 @@ def test_a_huge_subject_is_cut_in_the_title_and_kept_whole_in_its_message(tmp_pa
     assert f'subject="{subject}"' in text  # the message's own line keeps it whole
     again = write_batches(vault, parse_email_paths([box]))
     assert again.written == [] and again.messages_known == 1
+
+
+def test_a_subject_with_letters_no_accent_makes_names_its_note_in_ascii_and_an_older_name_is_kept(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`Straße`, `Łódź`, `Søren`: the note's file and folder spell them `ss`, `L`, `o` (as a
+    chat's folder does: `vault.layout.ascii_letters`); they were dropped (`strae`, `odz`,
+    `sren`). A thread an earlier vaultmind wrote under the old name keeps it: its reply joins
+    that note, and nothing is written twice."""
+    from vaultmind.ingest import email
+    from vaultmind.ingest.detect import ingest_paths
+
+    old = message("s1@example.com", "a@example.com", "Mon, 11 Mar 2024 09:00:00 +0000", "Treffen in der Straße", "Um neun.")
+    reply = message(
+        "s2@example.com", "b@example.com", "Tue, 12 Mar 2024 09:00:00 +0000", "Re: Treffen in der Straße", "Passt.",
+        reply_to="s1@example.com",
+    )
+    new = message("l1@example.com", "a@example.com", "Wed, 13 Mar 2024 09:00:00 +0000", "Łódź trip with Søren", "At noon.")
+    mbox = write_mbox(tmp_path / "box.mbox", old)
+    with monkeypatch.context() as earlier:  # an earlier vaultmind: letters no accent makes dropped
+        earlier.setattr(email, "ascii_letters", lambda text: text, raising=False)
+        assert ingest_paths("email", [mbox], vault).written == [
+            "sources/email/box/treffen-in-der-strae/2024-03-11-treffen-in-der-strae.md"
+        ]
+    write_mbox(mbox, old, reply, new)
+    report = ingest_paths("email", [mbox], vault)
+    assert sorted(report.written) == [
+        "sources/email/box/lodz-trip-with-soren/2024-03-13-lodz-trip-with-soren.md",
+        "sources/email/box/treffen-in-der-strae/2024-03-11-treffen-in-der-strae.md",
+    ]
+    assert (report.messages_added, report.messages_known) == (2, 1)
+    kept = (vault / "sources/email/box/treffen-in-der-strae/2024-03-11-treffen-in-der-strae.md").read_text(encoding="utf-8")
+    assert "Passt." in kept and not (vault / "sources/email/box/treffen-in-der-strasse").exists()

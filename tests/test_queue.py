@@ -351,6 +351,47 @@ def test_worker_pool_runs_jobs_in_threads_and_settles_errors(tmp_path: Path, ind
     assert status["causes"][0]["error"] == "cannot do bad"
 
 
+def test_a_job_still_running_when_the_pool_stops_is_put_back_and_never_lost(tmp_path: Path, index: Index) -> None:
+    """The stop's wait runs out while a job blocks: the job is ready again, its attempt not
+    counted, its last error saying why, and the blocked worker's late settlement changes
+    nothing. It was left marked running, taken at each next start for a dead process's job
+    with an attempt spent, and parked as unrecoverable once they ran out: lost until a retry."""
+    blocking = [True]
+    started, release = threading.Event(), threading.Event()
+    finished: list[int] = []
+
+    def run(ctx: JobContext, job: Any) -> str | None:
+        if blocking[0]:
+            started.set()
+            release.wait(60)
+        finished.append(job.id)
+        return None
+
+    config = load_config(tmp_path, embed_provider="none")
+    add(index, "slow", max_attempts=2)
+    for _ in range(3):  # more stops than the job has attempts
+        started.clear()
+        pool = WorkerPool(config, index=index, kinds=[JobKind("test", run)], settings=QueueSettings(workers=1, poll_s=0.02))
+        pool.start()
+        assert started.wait(30)
+        pool.stop(timeout_s=0.2)
+        (job,) = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
+        assert job[:3] == ("ready", 0, None) and "put back by a stop" in job[3]
+        assert queue_status(index)["ready"] == 1
+    release.set()  # the blocked workers end now: their settlements are refused
+    deadline = threading.Event()
+    for _ in range(500):
+        if len(finished) == 3:
+            break
+        deadline.wait(0.02)
+    assert len(finished) == 3
+    assert index.query("SELECT status, attempts FROM jobs") == [("ready", 0)]
+    blocking[0] = False
+    pool = WorkerPool(config, index=index, kinds=[JobKind("test", run)])
+    assert pool.drain(timeout_s=20) == 1
+    assert index.query("SELECT status FROM jobs") == [("done",)]
+
+
 def test_unknown_kinds_are_never_claimed(tmp_path: Path, index: Index) -> None:
     add(index, "a", kind="retired_kind")
     pool = WorkerPool(load_config(tmp_path), index=index, kinds=[JobKind("test", lambda c, j: None)])

@@ -13,10 +13,11 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import threads_label
 from vaultmind.tree.refresh import refresh_summaries
 
 from .conftest import write
-from .test_ingest_email import M1, M2, M3, OTHER, write_mbox
+from .test_ingest_email import message, write_mbox
 from .treekit import PEOPLE, chat_day, summary_rows, text, tree_config
 
 START = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
@@ -135,23 +136,55 @@ def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_w
         assert waiting == 0
 
 
-def test_a_mailbox_s_summaries_are_titled_after_the_mailbox_not_its_id(vault: Path, tmp_path: Path) -> None:
-    """The threads of a mailbox share nothing ("Q3 budget", "Offsite"): its summaries are titled
-    after the mailbox and their days ("Mailbox alice-example.com · 2024-03-11 · summary L1"),
-    not after the tree id ("email:alice-example.com · …"); one titled so before is retitled."""
-    mbox = write_mbox(tmp_path / "alice@example.com.mbox", M1, M2, M3, OTHER)
-    Memory.open(tree_config(vault)).close()  # the vault's index, which the ingest writes to
+def test_a_mailbox_s_summaries_are_titled_after_the_subjects_of_their_threads(vault: Path, tmp_path: Path) -> None:
+    """A mailbox's tree mixes threads that share nothing: each summary is titled after the
+    subjects of the threads its leaves are in, in their order, two at most ("Dentist
+    appointment"; "Kitchen budget; Book club in April"), not after the mailbox
+    ("Mailbox home · …", which told the summaries apart by their days only), at every level; one
+    titled so before is retitled."""
+    dentist = "The dentist moved my appointment to Friday at ten. " * 12  # a group of its own
+    mails = [message("d1@x.org", "ann@x.org", "Mon, 11 Mar 2024 08:00:00 +0000", "Dentist appointment", dentist)]
+    for i in range(6):
+        mails.append(
+            message(
+                f"k{i}@x.org", "bo@x.org", f"Mon, 11 Mar 2024 1{i}:00:00 +0000", ("Re: " if i else "") + "Kitchen budget",
+                f"Point {i}: the tiles, the plumber's quote and the worktop cost more than planned, so we should"
+                " ask two more builders for quotes before we sign anything next week.",
+                reply_to=f"k{i - 1}@x.org" if i else None,
+            )
+        )
+    mails.append(message("b1@x.org", "cy@x.org", "Wed, 13 Mar 2024 09:00:00 +0000", "Book club in April", "On the second Tuesday."))
+    mbox = write_mbox(tmp_path / "home.mbox", *mails)
+    config = tree_config(vault, **{"trees.l0_tokens": 130})
+    Memory.open(config).close()  # the vault's index, which the ingest writes to
     assert main(["ingest", "email", str(mbox), "--vault", str(vault)]) == 0
-    with Memory.open(tree_config(vault)) as memory:
+    with Memory.open(config) as memory:
         memory.sync()
         sealed = flush(memory, now=datetime(2030, 1, 1, tzinfo=UTC), summarizer=FallbackSummarizer()).sealed
-        assert sealed and {row["tree"] for row in sealed} == {"email:alice-example.com"}
-        for row in sealed:
-            title = str(split_frontmatter((vault / row["path"]).read_text(encoding="utf-8")).data["title"])
-            assert title.startswith("Mailbox alice-example.com · 2024-03-1") and title.endswith(" · summary L1"), title
+        titles = [str(split_frontmatter((vault / row["path"]).read_text(encoding="utf-8")).data["title"]) for row in sealed]
+        assert titles == [
+            "Dentist appointment · 2024-03-11 · summary L1",
+            "Kitchen budget · 2024-03-11 · summary L1",
+            "Kitchen budget · 2024-03-11 · summary L1",
+            "Kitchen budget; Book club in April · 2024-03-11 – 2024-03-13 · summary L1",
+            "Dentist appointment; Kitchen budget · 2024-03-11 · summary L2",
+        ]
         path = vault / sealed[0]["path"]
         text = path.read_text(encoding="utf-8")
-        path.write_text(text.replace("Mailbox alice-example.com", "email:alice-example.com"), encoding="utf-8")
+        path.write_text(text.replace("Dentist appointment", "Mailbox home"), encoding="utf-8")  # an earlier title
         memory.sync()
         assert refresh_summaries(memory).refreshed
         assert path.read_text(encoding="utf-8") == text
+
+
+@pytest.mark.parametrize(
+    ("subjects", "label"),
+    [
+        (["Kitchen budget", "Kitchen  budget", ""], "Kitchen budget"),  # one thread, its leaves
+        (["Dentist", "Kitchen budget", "Dentist"], "Dentist; Kitchen budget"),
+        (["Dentist", "Kitchen budget", "Book club", "Rent", "Book club"], "Dentist; Kitchen budget and 2 more"),
+        (["", " "], None),  # no subject: the mailbox's label
+    ],
+)
+def test_a_mailbox_summary_s_label_names_two_threads_at_most(subjects: list[str], label: str | None) -> None:
+    assert threads_label(subjects) == label

@@ -47,6 +47,35 @@ def test_a_symlinked_folder_inside_the_vault_leaves_its_notes_under_their_own_pa
         assert dump_index(memory) == cold_rows(config, tmp_path)
 
 
+@pytest.mark.parametrize("link", ["Notes/alias.md", "Notes/zalias.md"])  # before the real note's name, and after
+def test_a_symlinked_note_inside_the_vault_is_indexed_once_under_its_own_path(tmp_path: Path, link: str) -> None:
+    """`alias.md -> real.md`: the note is indexed under its own path only (its leaves were
+    indexed under both, every hit doubled), the link is reported, a watcher's event for the
+    link or the note agrees with a full pass, and a link to a note outside the vault is still
+    that note."""
+    vault = tmp_path / "vault"
+    write(vault, "Notes/real.md", "# Real\n\nThe zebra migration is in July.\n")
+    write(tmp_path, "elsewhere/kept.md", "# Kept\n\nThe heron nests in March.\n")
+    os.symlink("real.md", vault / link)  # relative, as `ln -s` makes it
+    os.symlink(tmp_path / "elsewhere/kept.md", vault / "Notes/outside.md")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _paths(memory) == ["Notes/outside.md", "Notes/real.md"]
+        assert [h["note_path"] for h in memory.search("zebra migration", limit=5)["hits"]] == ["Notes/real.md"]
+        (problem,) = [p for p in memory.status()["problems"] if p["kind"] == "symlink_duplicate"]
+        assert problem["path"] == link and "leads to Notes/real.md" in problem["message"]
+        write(vault, "Notes/real.md", "# Real\n\nThe zebra migration is in August.\n")
+        memory.sync_paths([link, "Notes/real.md"])  # what the watcher reports
+        assert _paths(memory) == ["Notes/outside.md", "Notes/real.md"]
+        assert (link, "symlink_duplicate") in _problems(memory)
+        memory.sync()
+        assert dump_index(memory) == cold_rows(config, tmp_path)
+        os.unlink(vault / link)
+        memory.sync_paths([link])
+        assert (link, "symlink_duplicate") not in _problems(memory)
+
+
 def test_a_symlink_does_not_open_a_folder_the_ignore_rules_leave_out(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     write(vault, "Private/secret.md", "# Secret\n\nThe pin is 1234.\n")

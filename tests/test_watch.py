@@ -758,6 +758,27 @@ def test_a_symlink_to_a_parent_folder_neither_renames_notes_nor_deafens_the_watc
     assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'uplink/%'") == 0
 
 
+def test_a_symlink_to_a_note_made_while_watching_is_reported_and_not_indexed_twice(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """`alias.md -> plan.md` made while the daemon runs: the watcher's event for the link
+    indexes nothing under it (it indexed the note a second time) and `status` names it; saves
+    of the note are heard under its own path, as a full pass and a cold rebuild have them."""
+    config, memory, daemon = running
+    vault = config.vault
+    write(vault, "notes/plan.md", "# Plan\n\nThe launch is in May.\n")
+    assert until(lambda: bool(memory.search("launch", limit=3)["hits"]))
+    (vault / "notes" / "alias.md").symlink_to("plan.md")
+    assert until(lambda: ("notes/alias.md", "symlink_duplicate") in {(p["path"], p["kind"]) for p in memory.status()["problems"]})
+    write(vault, "notes/plan.md", "# Plan\n\nThe launch moved to quarterly planning.\n")
+    assert until(lambda: bool(memory.search("quarterly", limit=3)["hits"]))
+    assert [h["note_path"] for h in memory.search("quarterly", limit=3)["hits"]] == ["notes/plan.md"]
+    assert memory.index.scalar("SELECT count(*) FROM notes WHERE path = 'notes/alias.md'") == 0
+    daemon.force_reconcile = True
+    assert until(lambda: not daemon.force_reconcile)
+    assert dump_index(memory) == cold_rows(config, tmp_path)
+
+
 def test_a_symlink_to_a_folder_inside_the_vault_leaves_the_watched_notes_under_their_own_path(
     running: tuple[Config, Memory, Daemon], tmp_path: Path
 ) -> None:

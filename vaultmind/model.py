@@ -124,7 +124,7 @@ class Problem:
     """A file that was skipped or failed, with the reason shown by `status`."""
 
     path: str
-    kind: str  # "unreadable", "not_utf8", "utf16", "utf32", "nul_bytes", "binary", "too_large", "frontmatter", "symlink_loop", "unreadable_folder", "unreadable_file", "unreadable_link", "case_clash", "changed_while_reading", "parse_error", "merge_conflict"
+    kind: str  # "unreadable", "not_utf8", "utf16", "utf32", "nul_bytes", "binary", "too_large", "frontmatter", "symlink_loop", "symlink_duplicate", "unreadable_folder", "unreadable_file", "unreadable_link", "case_clash", "changed_while_reading", "parse_error", "merge_conflict"
     message: str
 
 

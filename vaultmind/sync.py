@@ -36,7 +36,7 @@ from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtr
 from vaultmind.vault.atomic import remove_stale_temps
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.read import KEPT
-from vaultmind.vault.scan import ScanResult, bad_name, is_utf8, scan_vault, stat_one
+from vaultmind.vault.scan import ScanResult, bad_name, folder_id, is_utf8, linked_note, scan_vault, stat_one
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,11 @@ class Syncer(Applier):
                 scan.unobservable.extend(sub.unobservable)
                 scan.problems.extend(sub.problems)
             elif is_note(rel):
-                observed[rel] = stat_one(self.config.vault, rel)
+                twin = linked_note(str(abs_path), rel, folder_id(self.config.vault))
+                if twin is not None:  # a symlink to a note of the vault: indexed there, said here
+                    scan.problems.append(twin)
+                else:
+                    observed[rel] = stat_one(self.config.vault, rel)
             prefixes.append(rel + "/")  # a folder now, or it may have been one before
         # each path given as well, which may have been a note before (now a folder)
         known = indexed_states(self.index, sorted(set(observed) | (set(given) - set(ignored))), prefixes)

@@ -12,7 +12,7 @@ from vaultmind.model import FileStat, Problem
 from vaultmind.vault.scan import IgnoreRules, ScanResult, scan_vault
 
 # Problems a whole-vault scan finds (not a file's read): each such scan reports them afresh
-SCAN_PROBLEMS = ("unreadable_folder", "unreadable_file", "unreadable_link", "symlink_loop", "broken_symlink", "bad_name")
+SCAN_PROBLEMS = ("unreadable_folder", "unreadable_file", "unreadable_link", "symlink_loop", "symlink_duplicate", "broken_symlink", "bad_name")
 
 
 def folder_problems(index: Index, vault: Path, prefixes: Sequence[str], scan: ScanResult) -> dict[str, list[Problem]]:

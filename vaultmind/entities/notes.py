@@ -35,6 +35,7 @@ the older `.vaultmind/entities-created.txt` has both read.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,8 +109,7 @@ def planned_entity_notes(
             continue
         if kind == "person" and len(key_of(ident).split("-")) < 2:
             continue  # a first name alone ("Dana", "Dr. Dana", "Auntie Lin") rarely identifies one person
-        path = f"{ENTITIES_DIR}/{kind}/{slug_of(ident)}.md"
-        out.append((ident, path, render_entity_note(ident, kind, display, list(emails or []))))
+        out.append((ident, _note_path(ident), render_entity_note(ident, kind, display, list(emails or []))))
     return out
 
 
@@ -165,7 +165,9 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
     tried again at the next sync. Each id is remembered (`entities/.created`) before its note is
     written (and forgotten again when the note could not be): a note is never on disk without
     its record, so a deleted note stays deleted; when that record cannot be read or written, no
-    note is."""
+    note is. When the id cannot be forgotten either (the disk filled up meanwhile), the index
+    keeps it (`WITHHELD`), `status` says so, and the next sync takes it out of the record and
+    writes the note: it is not taken for a note the person deleted."""
     vault = memory.config.vault
     written = EntityNotesWritten()
     try:
@@ -174,26 +176,41 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         written.problems.append(_unwritten(vault, CREATED_PATH, exc, "read"))
         _say(memory.index, written.problems)
         return written
+    before = _withheld(memory.index)
+    withheld = {ident for ident in before if ident in done and not _exists_any_case(vault / _note_path(ident))}
+    if withheld:
+        try:
+            _remember(memory.config, done - withheld)
+        except (OSError, VaultError) as exc:
+            written.problems.extend(_unforgotten(ident, exc) for ident in sorted(withheld))
+        else:
+            done -= withheld
+            withheld = set()
     for ident, rel, text in planned_entity_notes(memory, done=done):
         target = vault / rel
         if _exists_any_case(target):
             continue
         try:
             _remember(memory.config, done | {ident})
-            try:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                write_atomic(target, text.encode("utf-8"), overwrite=False)
-            except (OSError, VaultError) as exc:
-                if not isinstance(exc, RefuseToClobber):  # (a file of the person's came first)
-                    written.problems.append(_unwritten(vault, rel, exc))
-                _remember(memory.config, done)  # tried again at the next sync
-                continue
         except (OSError, VaultError) as exc:
             written.problems.append(_unwritten(vault, CREATED_PATH, exc))
             break
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(target, text.encode("utf-8"), overwrite=False)
+        except (OSError, VaultError) as exc:
+            try:
+                _remember(memory.config, done)  # tried again at the next sync
+            except (OSError, VaultError) as undo:  # the record says written: the index says not
+                written.problems.append(_unforgotten(ident, undo, exc))
+                withheld.add(ident)
+                break
+            if not isinstance(exc, RefuseToClobber):  # (a file of the person's came first)
+                written.problems.append(_unwritten(vault, rel, exc))
+            continue
         written.paths.append(rel)
         done.add(ident)
-    _say(memory.index, written.problems)
+    _say(memory.index, written.problems, withheld if withheld != before else None)
     if written.paths:
         memory.sync_paths(written.paths)
     return written
@@ -214,7 +231,7 @@ class EntityNotesWritten:
 
 
 def _unwritten(vault: Path, rel: str, exc: Exception, what: str = "write") -> Problem:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    reason = _reason(exc)
     where = str(getattr(exc, "filename", None) or getattr(exc, "path", None) or rel)
     with contextlib.suppress(ValueError):  # the vault's own path, as every problem names it
         where = Path(where).relative_to(vault).as_posix()
@@ -229,19 +246,54 @@ def _unwritten(vault: Path, rel: str, exc: Exception, what: str = "write") -> Pr
     )
 
 
-def _say(index: Index, problems: list[Problem]) -> None:
+def _unforgotten(ident: str, undo: Exception, write: Exception | None = None) -> Problem:
+    """The problem of a note not written (`write`: why) whose id stays in the record, which
+    says it was (`undo`: why)."""
+    first = f"vaultmind could not write it ({_reason(write)}), nor" if write is not None else "vaultmind could not"
+    return Problem(
+        _note_path(ident),
+        UNWRITTEN,
+        f"{first} take `{ident}` back out of {CREATED_PATH} ({_reason(undo)}); make room or make that folder"
+        f" writable — the next sync takes it out and writes the note (with the index rebuilt meanwhile,"
+        f" remove that line yourself, or the note is taken for one you deleted)",
+    )
+
+
+def _reason(exc: Exception) -> str:
+    return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+
+
+WITHHELD = "entity_notes_withheld"
+"""The index's meta key holding the ids (a JSON list) that are in `entities/.created` though
+their note was never written: the next sync takes them out of it."""
+
+
+def _withheld(index: Index) -> set[str]:
+    value = index.get_meta(WITHHELD)
+    return set(json.loads(value)) if value else set()
+
+
+def _say(index: Index, problems: list[Problem], withheld: set[str] | None = None) -> None:
     """The entity notes that could not be written, as the problems `status` shows (the last
-    attempt's only). Nothing to say and nothing said before: no commit (every commit makes a
-    serving process's views of the index stale)."""
-    if not problems and not index.scalar("SELECT count(*) FROM problems WHERE kind = ?", [UNWRITTEN]):
+    attempt's only), and the ids `withheld` when they changed. Nothing to say and nothing said
+    before: no commit (every commit makes a serving process's views of the index stale)."""
+    said = index.scalar("SELECT count(*) FROM problems WHERE kind = ?", [UNWRITTEN])
+    if not problems and not said and withheld is None:
         return
     with index.transaction() as con:
+        if withheld is not None:
+            index.set_meta(con, WITHHELD, json.dumps(sorted(withheld)))
         con.execute("DELETE FROM problems WHERE kind = ?", [UNWRITTEN])
         for problem in problems:
             con.execute(
                 "INSERT INTO problems (path, kind, message) VALUES (?, ?, ?)",
                 [problem.path, problem.kind, problem.message],
             )
+
+
+def _note_path(ident: str) -> str:
+    """The vault path of the entity note of `ident` (`person:dana-whitfield`)."""
+    return f"{ENTITIES_DIR}/{ident.partition(':')[0]}/{slug_of(ident)}.md"
 
 
 def _exists_any_case(path: Path) -> bool:

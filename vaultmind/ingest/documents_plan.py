@@ -20,7 +20,7 @@ from vaultmind.ingest.names import readable_folder, readable_name, scope_folder,
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
 from vaultmind.markdown.render import Quoted, iso_utc, note_text, render_note
-from vaultmind.vault.layout import SOURCES_DIR
+from vaultmind.vault.layout import SOURCES_DIR, ascii_letters
 
 _H1_RE = re.compile(r"#[ \t]+\S")
 
@@ -292,10 +292,12 @@ def _note_name(doc: DocumentInput, title: str) -> str:
     """A new document note's file name (without `.md`): its file's name as written, made safe
     (`Note A.md` → `Note A`), so the links between documents ingested into one vault resolve in
     Obsidian, which finds `[[Note A]]` by file name only (not by title or alias). A document
-    without a file name (given by an adapter) is named by the slug of its title, else its id."""
+    without a file name (given by an adapter, or an agent's) is named by the slug of its title,
+    else its id, Latin letters in ASCII (`Straße` → `strasse`, `Łódź` → `lodz`: an earlier
+    vaultmind left out the letters no accent makes; its notes keep their names)."""
     if doc.name:
         return readable_name(doc.name)
-    return slugify(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1])
+    return slugify(ascii_letters(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1]))
 
 
 def _numbered_path(path: str, n: int) -> str:

@@ -61,6 +61,7 @@ from vaultmind.ingest.quotes import split_quoted
 from vaultmind.markdown.render import Message, SourceMeta
 from vaultmind.model import Progress
 from vaultmind.plural import counted
+from vaultmind.vault.layout import ascii_letters
 
 SUBJECT_SLUG_MAX = 60
 NO_SUBJECT = "(no subject)"
@@ -272,7 +273,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
         subject = next((normalize_subject(m.parsed.subject) for m in thread if m.parsed.subject.strip()), "")
         subject = subject or NO_SUBJECT
         box = account or first.account
-        slug = slugify(subject, max_len=SUBJECT_SLUG_MAX)
+        slug = slugify(ascii_letters(subject), max_len=SUBJECT_SLUG_MAX)  # `Straße` → `strasse`, as folders spell it
         name = f"{first.at.date().isoformat()}-{slug}"
         key = (box, f"{slug}/{name}")
         taken[key] = taken.get(key, 0) + 1

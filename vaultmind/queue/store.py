@@ -317,6 +317,24 @@ def fail(index: Index, job: Job, failure_class: FailureClass, message: str, *, n
     return outcome if rows else "refused"  # type: ignore[return-value]
 
 
+def put_back(index: Index, job: Job, reason: str, *, now: int) -> bool:
+    """A claimed job its worker has not finished, ready again now without counting its
+    attempt (a stop that could not wait for it: nothing is known against the job), `reason`
+    its last error; its worker's settlement is refused from then on. False when the lease is
+    no longer that worker's."""
+    with index.transaction() as con:
+        rows = con.execute(
+            """
+            UPDATE jobs SET status = 'ready', attempts = greatest(attempts - 1, 0), available_at = ?,
+                lease_until = NULL, lease_token = NULL, last_error = ?, updated_ms = ?
+            WHERE id = ? AND status = 'running' AND lease_token = ?
+            RETURNING id
+            """,
+            [now, reason, now, job.id, job.lease_token],
+        ).fetchall()
+    return bool(rows)
+
+
 # -- managing ----------------------------------------------------------------------------------
 
 

@@ -38,7 +38,7 @@ from vaultmind.llm.slots import llm_slots
 from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import reconcile
-from vaultmind.queue.store import Job, claim, complete, fail, now_ms, release_running
+from vaultmind.queue.store import Job, claim, complete, fail, now_ms, put_back, release_running
 from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
@@ -137,6 +137,9 @@ class WorkerPool:
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._hand_lock = threading.Lock()
+        self._in_hand: dict[int, Job] = {}  # the jobs being run, by id
+        self._let_go: set[int] = set()  # those a stop put back while their worker still ran them
         self._paused_until = 0
         self.blocked: str | None = None  # why the pool is paused, if it is
         self.last_reconcile: dict[str, Any] | None = None
@@ -164,13 +167,29 @@ class WorkerPool:
 
     def stop(self, timeout_s: float | None = None, give_up: threading.Event | None = None) -> None:
         """Stop claiming; wait for the jobs in hand (bounded by the LLM timeout), and no longer
-        once `give_up` is set."""
+        once `give_up` is set. A job still running then is put back, ready for the next start
+        without its attempt counted (it was not left marked running, to be taken at the next
+        start for the job of a process that died, an attempt spent each time), and said."""
         self._stop.set()
         self.notify()
         wait = timeout_s if timeout_s is not None else self.config.ollama_timeout_s + 5.0
-        join_within(self._threads, wait, give_up)
+        if not join_within(self._threads, wait, give_up):
+            self._put_back_in_hand(wait)
         self._threads = []
         self.context.close()
+
+    def _put_back_in_hand(self, waited_s: float) -> None:
+        with self._hand_lock:
+            jobs = sorted(self._in_hand.values(), key=lambda job: job.id)
+        for job in jobs:
+            reason = f"put back by a stop that could not wait for it (still running after {waited_s:g} s); no attempt counted"
+            try:
+                if put_back(self.index, job, reason, now=self.clock()):
+                    with self._hand_lock:
+                        self._let_go.add(job.id)
+                    log.warning("job #%d %s was still running when the workers stopped; it is ready again", job.id, job.kind)
+            except Exception as exc:  # the index cannot be written: the next start releases it
+                log.warning("job #%d %s was still running when the workers stopped and stays marked so: %s", job.id, job.kind, exc)
 
     def close(self) -> None:
         """Stop the threads if started, and close the shared LLM client."""
@@ -244,7 +263,13 @@ class WorkerPool:
             if permit and not kind.llm_bound:
                 self._llm.release()
                 permit = False
-            self._run(job, kind)
+            with self._hand_lock:
+                self._in_hand[job.id] = job
+            try:
+                self._run(job, kind)
+            finally:
+                with self._hand_lock:
+                    self._in_hand.pop(job.id, None)
             return True
         finally:
             if permit:
@@ -284,7 +309,13 @@ class WorkerPool:
                 self._open_gate()
             outcome = complete(self.index, job, now=self.clock(), note=note)
         if outcome == "refused":
-            log.warning("job #%d %s: lease lost before settling; its new holder settles it", job.id, job.kind)
+            with self._hand_lock:
+                let_go = job.id in self._let_go
+                self._let_go.discard(job.id)
+            if let_go:
+                log.info("job #%d %s ended after the stop put it back; it runs again", job.id, job.kind)
+            else:
+                log.warning("job #%d %s: lease lost before settling; its new holder settles it", job.id, job.kind)
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
 

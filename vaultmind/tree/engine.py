@@ -41,7 +41,7 @@ from vaultmind.tree.buffers import BufferItem, buffer, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.folders import tree_folders
-from vaultmind.tree.hydrate import hydrate, source_label, summary_entity_links
+from vaultmind.tree.hydrate import hydrate, summary_entity_links, summary_labels
 from vaultmind.tree.note import (
     SUMMARY_KEYS,
     SUMMARY_PATHS,
@@ -318,6 +318,14 @@ class _Sealer:
 
     # -- one seal ------------------------------------------------------------------------------
 
+    def _leaves_below(self, level: int, group: Sequence[BufferItem]) -> list[str]:
+        """The leaves a summary over `group` (children of `level`) holds, in order."""
+        ids = [item.id for item in group]
+        if level == 0:
+            return ids
+        below = dict(self.index.query("SELECT id, leaf_ids FROM summaries WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]))
+        return [leaf for sid in ids for leaf in below.get(sid) or ()]
+
     def _seal(self, tree: str, level: int, group: Sequence[BufferItem]) -> bool:
         snapshot = [(item.id, item.content) for item in group]
         try:
@@ -341,7 +349,10 @@ class _Sealer:
             summarizer=result.summarizer,
             body=result.text,
             title=summary_title(
-                source_label(self.index, tree), level + 1, hydrated.time_start, hydrated.time_end
+                summary_labels(self.index, [(sid, tree, self._leaves_below(level, group))])[sid],
+                level + 1,
+                hydrated.time_start,
+                hydrated.time_end,
             ),
         )
         with tree_lock(self.index, tree):

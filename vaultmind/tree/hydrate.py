@@ -15,6 +15,7 @@ from typing import Any
 
 from vaultmind.entities.ids import normalize
 from vaultmind.errors import NoteReadError
+from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
@@ -23,10 +24,12 @@ from vaultmind.tree.names import mentions
 from vaultmind.tree.note import (
     USER_TREE_PREFIX,
     entity_link,
+    is_mailbox,
     iso_z,
     leaf_link,
     original_first,
     summary_link,
+    threads_label,
     tree_label,
 )
 from vaultmind.tree.summarize import ChildText
@@ -202,6 +205,30 @@ def source_labels(index: Index, trees: Sequence[str] | None = None) -> dict[str,
         )
     }
     return {t: tree_label(t, *titles.get(t, (None, None))) for t in (titles if trees is None else trees)}
+
+
+def summary_labels(index: Index, summaries: Sequence[tuple[str, str, Sequence[str]]]) -> dict[str, str]:
+    """What each summary (its id, tree and leaf ids, in order) is titled after: its tree's label
+    (`source_labels`), but a mailbox's summary after the subjects of the threads its leaves are
+    in (`note.threads_label`: "Mailbox inbox" said nothing of them). One query for them all."""
+    labels = source_labels(index, sorted({tree for _, tree, _ in summaries}))
+    wanted = sorted({leaf for _, tree, leaves in summaries if is_mailbox(tree) for leaf in leaves})
+    titles: dict[str, str] = {}
+    if wanted:
+        with index.lock:
+            titles = {
+                str(leaf): str(title or "")
+                for leaf, title in execute_with(
+                    index.con,
+                    "SELECT l.id, n.title FROM leaves l JOIN notes n ON n.path = l.note_path WHERE l.id IN (SELECT k FROM _rows)",
+                    rows=key_table(wanted),
+                ).fetchall()
+            }
+    out = {}
+    for sid, tree, leaves in summaries:
+        threads = threads_label([titles.get(leaf, "") for leaf in leaves]) if is_mailbox(tree) else None
+        out[sid] = threads or labels[tree]
+    return out
 
 
 def _occurrences_ok(index: Index) -> bool:

@@ -113,7 +113,8 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
     … "Ana and Ben, part 9 (2024-05-02)" → "Ana and Ben"; "Ana and Ben" … "Ana and Ben · part 2" →
     "Ana and Ben"); a folder of your notes
     ("notes:Projects" → "Projects"); else — threads of a mailbox with nothing in common — the
-    mailbox ("email:inbox" → "Mailbox inbox"), or the tree id of another source."""
+    mailbox ("email:inbox" → "Mailbox inbox": the tree; its summaries are named by their threads,
+    `threads_label`), or the tree id of another source."""
     if tree == ROOT_USER_TREE:
         return "Notes"
     if tree.startswith(USER_TREE_PREFIX):
@@ -135,8 +136,24 @@ def tree_label(tree: str, first_title: str | None, last_title: str | None = None
 def _source_name(tree: str) -> str:
     """A source named by its tree id alone: a mailbox as one (`email:inbox` → "Mailbox inbox"),
     whose threads' subjects say nothing of the others; another source by its id."""
+    return f"Mailbox {tree.partition(':')[2]}" if is_mailbox(tree) else tree
+
+
+def is_mailbox(tree: str) -> bool:
+    """Whether a tree is a mailbox's (`email:<account>`): its summaries mix threads."""
     kind, sep, name = tree.partition(":")
-    return f"Mailbox {name}" if sep and kind == MAILBOX_KIND and name else tree
+    return bool(sep and kind == MAILBOX_KIND and name)
+
+
+def threads_label(subjects: Sequence[str]) -> str | None:
+    """What a summary of a mailbox is called: the subjects of the threads its leaves are in, in
+    the order they first come, two at most ("Dentist appointment"; "Dentist appointment;
+    Kitchen budget"; "Dentist appointment; Kitchen budget and 3 more"); None when none has one."""
+    found = list(dict.fromkeys(text for subject in subjects if (text := " ".join(subject.split()))))
+    if not found:
+        return None
+    shown = "; ".join(found[:2])
+    return shown if len(found) <= 2 else f"{shown} and {len(found) - 2} more"
 
 
 def summary_title(label: str, level: int, start: datetime | None, end: datetime | None) -> str:

@@ -28,7 +28,7 @@ from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree import refresh_work
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import SealReport, tree_lock, write_owned
-from vaultmind.tree.hydrate import source_labels, summary_body, summary_entities, summary_entity_links
+from vaultmind.tree.hydrate import summary_body, summary_entities, summary_entity_links, summary_labels
 from vaultmind.tree.note import (
     SummaryNote,
     children_digest,
@@ -62,21 +62,20 @@ def refresh_summaries(memory: Memory, *, always: bool = False) -> SealReport:
         return report
     with index.lock:
         levels = sorted(r[0] for r in index.con.execute("SELECT DISTINCT level FROM summaries").fetchall())
-        trees = [r[0] for r in index.con.execute("SELECT DISTINCT tree FROM summaries ORDER BY 1").fetchall()]
     rewritten = refresh_work.pending(index)  # left by a pass that stopped: finished first
     left = dict(rewritten)
-    labels = source_labels(index, trees)
     for level in levels:
         if memory.stopping.is_set():
             return report  # the next pass does the rest (the work left is recorded)
         with index.lock:
             rows = load_rows(index.con, "s.level = ? AND NOT s.user_edited", [level])
         state = _State.load(index, rows, rewritten)
+        labels = summary_labels(index, [(row.id, row.tree, row.leaf_ids) for row in rows])
         notes: list[tuple[SummaryRow, SummaryNote]] = []
         for row in rows:
             if memory.stopping.is_set():
                 return report
-            note = _refreshed(memory, row, state, labels[row.tree])
+            note = _refreshed(memory, row, state, labels[row.id])
             if note is not None:
                 notes.append((row, note))
         before = {row.note_path: state.shas[row.note_path] for row, _ in notes if row.note_path in state.shas}

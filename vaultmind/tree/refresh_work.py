@@ -2,9 +2,10 @@
 
 - **The gate.** A refresh reads every owned summary's row; its outcome depends only on the
   summary notes (path, file hash, stale, edited), the label of each source (from its notes'
-  titles: `hydrate.source_labels`), the entities that have a note (id, display name, note path,
+  titles: `hydrate.source_labels`; a mailbox's summaries, from the titles of its threads'
+  notes: `hydrate.summary_labels`), the entities that have a note (id, display name, note path,
   aliases) and the summarized leaves they occur in, and the work left below. `inputs`
-  fingerprints these in five queries (aggregates, and one row per source for the labels), and
+  fingerprints these in six queries (aggregates, and one row per source for the labels), and
   `refresh_summaries` skips a pass whose fingerprint is the one seen before the last complete
   pass that wrote nothing (per index, in memory: the first pass of a process always runs, and a
   pass that wrote is checked by one more).
@@ -29,6 +30,7 @@ from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.queue.store import NewJob, enqueue, now_ms
 from vaultmind.tree.hydrate import source_labels
+from vaultmind.tree.note import MAILBOX_KIND
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
@@ -45,6 +47,7 @@ def inputs(index: Index) -> tuple[object, ...]:
         """SELECT count(*), bit_xor(hash(s.note_path, n.sha256, s.stale, s.user_edited))
            FROM summaries s JOIN notes n ON n.path = s.note_path""",
         f"SELECT count(*), 0 FROM jobs WHERE kind = '{KIND}' AND status = 'ready'",
+        f"SELECT count(*), bit_xor(hash(path, title)) FROM notes WHERE starts_with(source_id, '{MAILBOX_KIND}:')",
     ]
     if has_table(index, "entities") and has_columns(index, "entities", ("id", "display_name", "note_path", "aliases")):
         queries.append(

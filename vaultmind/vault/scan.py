@@ -171,11 +171,29 @@ def folder_id(folder: Path | str) -> tuple[int, int] | None:
     return st.st_dev, st.st_ino
 
 
-def _leads_inside(link: str, vault: tuple[int, int] | None) -> bool:
-    """Whether a symlink leads to a folder inside the vault (compared by identity, as
-    `_folders_holding` does): that folder is walked under its own path, or ignored there."""
+def _inside_vault(link: str, vault: tuple[int, int] | None) -> str | None:
+    """The vault-relative path a symlink leads to, when that is inside the vault (compared by
+    identity, as `_folders_holding` does): a folder there is walked, and a note indexed, under
+    its own path (or ignored there); None when it leads elsewhere."""
+    if vault is None:
+        return None
     target = Path(os.path.realpath(link))
-    return vault is not None and any(folder_id(folder) == vault for folder in target.parents)
+    for folder in target.parents:
+        if folder_id(folder) == vault:
+            return target.relative_to(folder).as_posix()
+    return None
+
+
+def linked_note(link: str, rel: str, vault: tuple[int, int] | None) -> Problem | None:
+    """The problem of note `rel` when it is a symlink to a file inside the vault (`alias.md ->
+    real.md`): that file is indexed under its own path, or ignored there, and never twice (the
+    same leaves under two paths, every hit doubled); None for any other file. A symlink to a
+    note kept outside the vault is that note, indexed under the link's path."""
+    if not os.path.islink(link) or (target := _inside_vault(link, vault)) is None:
+        return None
+    return Problem(
+        rel, "symlink_duplicate", f"symlink leads to {target}, a file of the vault indexed under its own path; not indexed twice"
+    )
 
 
 def _walk(abs_dir: str, rel_dir: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> None:
@@ -257,7 +275,7 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
                 Problem(rel, "symlink_loop", "symlink leads to a folder that holds the vault; not followed")
             )
             return None
-        if is_link and _leads_inside(entry.path, seen.vault):  # whatever the order of the names
+        if is_link and _inside_vault(entry.path, seen.vault) is not None:  # whatever the order of the names
             result.problems.append(
                 Problem(rel, "symlink_loop", "symlink leads to a folder inside the vault, indexed under its own path; not followed")
             )
@@ -275,6 +293,9 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
             return None
         if not is_note(rel) or rules.ignores_file(rel):
             result.other_files += 1
+            return None
+        if is_link and (twin := linked_note(entry.path, rel, seen.vault)) is not None:
+            result.problems.append(twin)
             return None
         result.files[rel] = FileStat(rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
     return None
