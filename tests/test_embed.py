@@ -16,7 +16,7 @@ from tests.fakes import FakeOllama, fake_vector, free_port
 from vaultmind.config import Config
 from vaultmind.embed.ollama import OllamaEmbedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.embed.static import DEFAULT_MODEL, MODELS_DIR, StaticEmbedder
+from vaultmind.embed.static import DEFAULT_MODEL, MAX_WINDOWS, MODELS_DIR, StaticEmbedder
 from vaultmind.errors import EmbedError
 
 # -- the static model ---------------------------------------------------------------------
@@ -99,13 +99,27 @@ def test_static_handles_cjk_and_accents(static: StaticEmbedder) -> None:
     assert _cos(vectors[2], vectors[3]) > 0.999  # the BERT normaliser strips accents after lowercasing
 
 
-def test_static_truncates_very_long_texts(static: StaticEmbedder) -> None:
-    head = "alpha beta gamma delta " * 200  # 800 tokens, past the 512-token limit
+def test_static_reads_a_long_text_in_windows(static: StaticEmbedder) -> None:
+    """A text past the model's 512 tokens (a long email is one leaf) is the normalised mean of
+    its windows' vectors: a change to its last sentence changes its vector, and the vector
+    leans towards what its later windows say; past `MAX_WINDOWS` windows nothing is read, and a
+    huge text is still embedded quickly."""
+    body = "".join(f"Point {n}: about the agenda of the committee meeting. " for n in range(120))  # ~1.3k tokens
+    key = body + "Finally, the spare key for the boathouse is hidden under the blue flower pot."
+    changed = body + "Finally, the invoice for the printer toner was paid in March."
+    a, b, question = static.embed([key, changed, "where is the spare key for the boathouse"])
+    assert not np.allclose(a, b, atol=1e-3)
+    assert _cos(a, question) > _cos(b, question)
+    assert np.isclose(np.linalg.norm(a), 1.0, atol=1e-5)
+    # one window: the same vector as the mean of its tokens
+    short = "alpha beta gamma delta " * 100
+    assert np.allclose(static.embed([short])[0], static.embed([short + " "])[0])
+    head = "alpha beta gamma delta " * (static.max_tokens * MAX_WINDOWS // 4)  # every window full
     long = head + "zebra giraffe elephant " * 20_000
     start = time.perf_counter()
-    a, b = static.embed([head, long])
-    assert time.perf_counter() - start < 5
-    assert np.allclose(a, b, atol=1e-6)  # everything after the first 512 tokens is ignored
+    c, d = static.embed([head, long])
+    assert time.perf_counter() - start < 10
+    assert np.allclose(c, d, atol=1e-6)  # nothing after the last window is read
 
 
 def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEmbedder) -> None:
@@ -147,7 +161,7 @@ def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEm
         )
     texts += ["naïve café", "東京タワー", "emoji 😀 inside"]  # non-ASCII: the reference path
     assert token_ids.token_ids(texts) == token_ids.reference_ids(texts)
-    assert len(token_ids.token_ids(["word " * 700])[0]) == 512
+    assert len(token_ids.token_ids(["word " * 20_000])[0]) == 512 * MAX_WINDOWS
 
 
 def _is_mapped(array: np.ndarray) -> bool:

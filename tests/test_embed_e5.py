@@ -14,7 +14,7 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.embed.base import embed_query
-from vaultmind.embed.e5 import DIM, MAX_CHARS, E5Embedder, _engine_threads
+from vaultmind.embed.e5 import DIM, MAX_CHARS, MAX_WINDOWS, E5Embedder, _engine_threads
 from vaultmind.embed.providers import create_embedder
 from vaultmind.embed.static import StaticEmbedder
 from vaultmind.errors import EmbedError
@@ -73,10 +73,24 @@ def test_the_engine_gets_one_text_per_call_and_loads_on_every_core(
     assert engine.calls == [(["one"], False), (["two"], False), (["three"], False)]
 
 
-def test_long_texts_are_cut_before_the_engine() -> None:
+def test_long_passages_are_sent_in_windows_and_their_vectors_averaged() -> None:
+    """e5 reads 512 tokens: a longer passage is sent in windows cut between words, at most
+    `MAX_WINDOWS`, and its vector is the normalised mean of theirs, so what its last window
+    says counts; a question is sent as one window."""
     engine = FakeEngine()
-    E5Embedder(engine=engine).embed(["x" * (MAX_CHARS * 3)])
-    assert len(engine.calls[0][0][0]) == MAX_CHARS
+    embedder = E5Embedder(engine=engine)
+    body = "harbour " * 600  # 4,800 characters: three windows
+    a, b = embedder.embed([body + "key", body + "keys"])
+    assert [len(call[0]) for call in engine.calls] == [3, 3]
+    assert all(len(window) <= MAX_CHARS for call in engine.calls for window in call[0])
+    assert " ".join(engine.calls[0][0]) == body.strip() + " key"
+    assert not np.allclose(a, b), "a change in the last window changes the vector"
+    assert np.isclose(np.linalg.norm(a), 1.0)
+    engine.calls.clear()
+    embedder.embed(["x" * (MAX_CHARS * (MAX_WINDOWS + 2))])
+    assert engine.calls[0][0] == ["x" * MAX_CHARS] * MAX_WINDOWS
+    embed_query(embedder, "where " * 1000)
+    assert len(engine.calls[-1][0]) == 1 and len(engine.calls[-1][0][0]) <= MAX_CHARS
 
 
 def test_symmetric_embedders_embed_questions_as_text() -> None:

@@ -47,6 +47,25 @@ def test_emails_urls_handles_hashtags_phones() -> None:
     ]
 
 
+def test_an_images_url_a_trackers_url_and_a_broken_byte_make_no_entity() -> None:
+    """A poster's or a mail's pixel URL, and a tracker's link of kilobytes, are no page anyone
+    names: no url entity; a page's URL still is. A name whose last byte was broken (read as
+    U+FFFD) is the name without it, from a header or the model's hit."""
+    long = "https://longurlmaker.example/go?" + "a=1&" * 60
+    text = (
+        "Poster: https://m.media-amazon.com/images/M/MV5B@._V1_SX300.jpg and https://t.example/p.PNG?w=1 "
+        f"tracked {long} see https://example.com/blade-runner."
+    )
+    assert _found(text) == [("url", "https://example.com/blade-runner")]
+    author = parse_author("\"Юникод запрещен\ufffd\" <unicode@example.com>")
+    assert author is not None and author.name == "Юникод запрещен"
+    plain = parse_author("Mark Crispin\ufffd")
+    assert plain is not None and plain.name == "Mark Crispin"
+    leaf = "We met Paul Chambers\ufffd at the club."
+    span = clean_ner_span(leaf, leaf.index("Paul"), leaf.index(" at"), "PERSON")
+    assert span is not None and span.surface == "Paul Chambers"
+
+
 def test_a_mention_written_with_a_full_name_is_no_handle() -> None:
     """A chat export writes a mention as the person's name ("@Priya Natarajan", Slack's
     `<@U02PRIYA>` rendered): "@Priya" is not a handle of its own (the name is a person's, for

@@ -255,3 +255,41 @@ def test_the_leaves_holding_a_fetch_of_texts_are_every_row_with_those_hashes(
                 got = backfill._leaves_holding(con, hashes)
                 assert {h: sorted(rows) for h, rows in got.items()} == expected(hashes)
         assert len(backfill._leaves_holding(con, ["h03"])["h03"]) == 3  # rows 3, 43 and 78
+
+
+def test_the_entity_models_load_is_said_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Loading spaCy and its model takes seconds (16 on a loaded machine) before one text is
+    analysed: the progress says "loading the entity model" while it loads, on stderr once it
+    has taken more than two seconds, and nothing once the model is loaded. A memory's entity
+    model tells the memory's progress."""
+    import vaultmind.entities.ner as ner
+    from vaultmind.cli.output import Progress
+    from vaultmind.entities.backfill import entity_deriver
+    from vaultmind.memory import Memory
+
+    now = [0.0]
+
+    class Nlp:
+        pipe_names = ("ner",)
+
+    def slow_load(self: NerEngine) -> Any:
+        now[0] += 16.0  # the load's seconds, on the progress's clock
+        monkeypatch.setitem(ner._LOADED, str(self.package), Nlp())
+        return ner._LOADED[str(self.package)]
+
+    monkeypatch.setattr(NerEngine, "model", slow_load)
+    monkeypatch.setattr(NerEngine, "run", lambda self, nlp, texts: [[] for _ in texts])
+    engine = NerEngine("off")
+    engine.package = "fake_model"
+    with Progress(clock=lambda: now[0]) as progress:
+        engine.progress = progress
+        assert engine.analyze(["Alice met Bob in Paris."]) == [[]]
+        assert engine.loaded
+        engine.analyze(["Carol met Dan in Rome."])
+    err = capsys.readouterr().err
+    assert err.count("vaultmind: loading the entity model 1/1 (100%)") == 1, err
+    with Progress() as progress, Memory.open(load_config(tmp_path, embed_provider="none"), progress=progress) as memory:
+        deriver = entity_deriver(memory)
+        assert deriver is not None and deriver.ner.progress is progress

@@ -331,6 +331,28 @@ def test_same_message_id_different_text_is_reported(tmp_path: Path) -> None:
         assert len(warnings) == 1 and "also read with a different text" in warnings[0]
 
 
+CLEAN_COPY = (
+    b"From: Ana <ana@example.org>\nTo: Bob <bob@example.org>\nSubject: Tickets\n"
+    b"Date: Tue, 02 Jan 2024 10:00:00 +0000\nMessage-ID: <dup-2@example.org>\n"
+    b"Content-Type: text/plain; charset=utf-8\n\n"
+    b"Meet me at the caf\xc3\xa9 by the harbour, Jos\xc3\xa9 will bring the tickets.\n"
+)
+
+
+@pytest.mark.parametrize("names", [("a-bad.eml", "b-good.eml"), ("b-bad.eml", "a-good.eml")])
+def test_of_two_differing_copies_the_one_read_cleanly_is_kept(tmp_path: Path, names: tuple[str, str]) -> None:
+    """A copy whose bytes are not valid in its charset (replaced when read) loses to a clean
+    copy of the same message, whichever file sorts first; the warning names both copies."""
+    bad, good = tmp_path / names[0], tmp_path / names[1]
+    good.write_bytes(CLEAN_COPY)
+    bad.write_bytes(CLEAN_COPY.replace(b"caf\xc3\xa9", b"caf\xff").replace(b"Jos\xc3\xa9", b"Jos\xfe"))
+    batches, warnings = parse_email_paths_with_report([bad, good])
+    (message,) = [m for b in batches for m in b.messages]
+    assert "café" in message.text and "José" in message.text and "\ufffd" not in message.text
+    (said,) = [w for w in warnings if "also read with a different text" in w]
+    assert f"kept the copy in {good}," in said and f"left out the one in {bad} " in said
+
+
 def _mbox_notes(vault: Path) -> dict[str, list[str]]:
     """Each email note of the vault → its message ids, in note order."""
     from vaultmind.ingest.held import message_ids

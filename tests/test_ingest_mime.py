@@ -378,3 +378,39 @@ def test_a_bare_delivery_status_message_is_no_empty_message() -> None:
 def test_a_message_without_a_report_has_no_earlier_body() -> None:
     parsed = parse_message(eml(BASE + "\nContent-Type: text/plain", "Hi.\n"))
     assert (parsed.body, parsed.body_before) == ("Hi.", None)
+
+
+PLAIN_BOUNCE = """Delivery to the following recipient failed permanently:
+
+     friend@nowhere.example
+
+----- Original message -----
+
+MIME-Version: 1.0
+Date: Sat, 4 May 2024 09:00:00 +0200
+Subject: Picnic
+From: Ana <ana@example.org>
+To: friend@nowhere.example
+Content-Type: multipart/alternative; boundary=abc123
+
+See you at the picnic.
+"""
+
+
+def test_a_plain_text_bounce_reads_its_returned_headers_as_a_report_does() -> None:
+    """A bounce in plain text (from a mail system's mailbox, or with an empty Return-Path) returns
+    the message's raw header block after an "Original message" line: it reads as a report's
+    returned headers (From, Date, Subject, To), its MIME-Version and Content-Type left out (they
+    matched questions about MIME); the text below is kept. A person's message quoting such a
+    block is left as it is. The text as an earlier vaultmind read it is its body before."""
+    parsed = parse_message(
+        eml("Return-Path: <>\nFrom: Mail Delivery Subsystem <mailer-daemon@example.net>\nSubject: Delivery failure\n"
+            "Date: Sat, 4 May 2024 09:01:00 +0200\nContent-Type: text/plain", PLAIN_BOUNCE)
+    )
+    assert "MIME-Version" not in parsed.body and "Content-Type" not in parsed.body and "boundary" not in parsed.body
+    assert "---------- The message returned (its headers) ----------\nFrom: Ana <ana@example.org>\n" in parsed.body
+    assert "Subject: Picnic\nTo: friend@nowhere.example\n\nSee you at the picnic." in parsed.body
+    assert parsed.body.startswith("Delivery to the following recipient failed permanently:")
+    assert parsed.body_before is not None and "Content-Type: multipart/alternative" in parsed.body_before
+    person = parse_message(eml("From: Bob <bob@example.org>\nSubject: fwd\nContent-Type: text/plain", PLAIN_BOUNCE))
+    assert "Content-Type: multipart/alternative" in person.body and person.body_before is None

@@ -72,3 +72,24 @@ def test_the_budget_holds_for_cjk_text_and_hashes() -> None:
     # the whole Chinese note is about 1,100 characters: it fits in len/4 = 275 "tokens" but not in 300
     block = format_evidence({"hits": [chinese], "query": {}}, budget_tokens=300)
     assert "shortened" in block and count_tokens(block) <= 300
+
+
+def test_a_long_item_past_the_budget_left_is_given_as_its_passage_that_answers() -> None:
+    """A long email is one item: when it does not fit in what the items above it left, the
+    passage holding the question's words is given, marked shortened, with its citation, rather
+    than the item dropped; an item holding none of them is still left out and named."""
+    points = " ".join(f"Point {n}: about the agenda of the committee meeting." for n in range(60))
+    mail = {
+        "content": points + " Finally, the spare key for the boathouse is hidden under the blue flower pot.",
+        "wikilink": "[[sources/email/committee#^m-1]]",
+        "author": "Ana",
+    }
+    first = {"content": "The boathouse opens at nine on Saturdays.", "wikilink": "[[boathouse#^a]]"}
+    other = {"content": "agenda " * 300, "wikilink": "[[agenda#^b]]"}
+    query = {"content_terms": terms("where is the spare key for the boathouse")}
+    block = format_evidence({"hits": [first, mail, other], "query": query}, budget_tokens=200)
+    assert block.startswith("[1] \nThe boathouse opens at nine")
+    assert "[2] Ana · shortened\n… " in block and "spare key for the boathouse is hidden under the blue flower pot" in block
+    assert "↳ [[sources/email/committee#^m-1]]" in block and "Point 1:" not in block
+    assert block.endswith("\nLeft out for the budget: [3].") and count_tokens(block) <= 200
+    assert "Left out for the budget: [2]" in format_evidence({"hits": [first, mail], "query": {}}, budget_tokens=200)

@@ -454,3 +454,15 @@ def test_the_summarizers_errors_name_its_own_settings(vault: Path) -> None:
         with OllamaSummarizer.from_config(config) as summarizer, pytest.raises(LlmError) as slow:
             summarizer._chat.chat([{"role": "user", "content": "hi"}])
     assert "raise [trees] summarizer_timeout_s" in str(slow.value.hint)
+
+
+def test_a_summary_of_notes_holding_only_embeds_is_not_empty() -> None:
+    """Daily notes whose text is only a heading over an embedded view (`## Notes` over
+    `![[Daily.base]]`) hold no sentence: their summary says so and names them, never an empty
+    note in the vault."""
+    children = [
+        ChildText(f"l{day}", "## Notes\n\n![[Daily.base]]", kind="section", title=f"2023-09-{day} › Notes")
+        for day in (12, 30)
+    ]
+    text = extractive_summary(children, 200)
+    assert text == "Only embeds or headings, no text: 2023-09-12, 2023-09-30."

@@ -59,6 +59,9 @@ class Memory:
         if self.vectors is not None:
             self.vectors.shared_ids = self.leaves.shared_ids  # both hold every leaf's id, in id order
         self.leaves.progress = progress  # a first question loads them: a long wait, shown
+        for deriver in self.syncer.derivers:  # the entity model's load takes seconds: shown
+            if (ner := getattr(deriver, "ner", None)) is not None:
+                ner.progress = progress
         if self.vectors is not None:
             self.vectors.progress = progress
         self.syncer.listeners.append(self.leaves.apply)

@@ -178,6 +178,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     notice once; a poll (the plugin's status bar, `doctor`) says it too and leaves it for the
     user's status."""
     from vaultmind.entities.backfill import entity_deriver
+    from vaultmind.ingest.warnings_kept import kept_warnings
     from vaultmind.queue.store import queue_status
 
     idx = memory.index
@@ -259,6 +260,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
         "queue": _llm_waits(queue_status(idx, vault=config.vault), config, counts["admission"]["gray"]),
         # each with whether the file is indexed all the same (a warning) or left out
         "problems": [{**p, "indexed": p["kind"] in INDEXED_ANYWAY} for p in counts["problems"]],
+        "ingest_warnings": kept_warnings(config.state_dir),  # what each kind's last ingest left out, and why
         "left_out": [  # folders left out as a whole, with why (once each, not per file)
             {"path": f"{t.path}/", "why": f"the templates folder of {t.plugin} ({t.settings})"}
             for t in config.left_out_templates

@@ -8,6 +8,7 @@ Parses every path (nothing is written when one is malformed), writes the notes (
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest import FORMATS, KINDS
+from vaultmind.ingest.warnings_kept import keep_warnings
 from vaultmind.plural import counted
 
 SYNC_PATHS_SHOWN = 3  # of the notes the sync left out (ignored, missing), named by the summary
@@ -106,6 +108,10 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             date_order=None if args.date_order == "auto" else args.date_order,
             display_tz=config.ingest_timezone or None,
         )
+    try:  # what it left out, and why, for `status` to say later
+        keep_warnings(config.state_dir, args.kind, [str(path) for path in args.paths], report.warnings)
+    except OSError as exc:
+        print(f"vaultmind: could not keep this ingest's warnings for `status`: {exc}", file=sys.stderr)
     sync: dict[str, Any] | None = None
     if report.written or report.unchanged:
         from vaultmind.client import WORK_TIMEOUT_S

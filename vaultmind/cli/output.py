@@ -197,6 +197,14 @@ def print_status(status: dict[str, Any]) -> None:
     print(f"daemon  {'running at ' + daemon['url'] if daemon.get('running') else 'not running'}")
     if daemon.get("upkeep_error"):  # its last background pass failed: the next one tries again
         print(safe(f"        its background upkeep failed: {daemon['upkeep_error']}"))
+    for kept in status.get("ingest_warnings") or []:  # what an ingest left out, said after its output is gone
+        said = kept["warnings"]
+        print(f"\nthe last {kept['kind']} ingest ({kept['at']}) warned of {counted(len(said), 'thing')}:")
+        for warning in said[:PROBLEMS_SHOWN]:
+            print(safe(f"  {warning}"))
+        if len(said) > PROBLEMS_SHOWN:
+            listing = command_line("status", "--vault", status["vault"], "--json")
+            print(f"  … and {len(said) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
     problems = status.get("problems") or []
     if problems:
         kinds = Counter(p["kind"] for p in problems)

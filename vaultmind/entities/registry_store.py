@@ -1,8 +1,17 @@
-"""Reading the registry from the index: one `EntityNote` per note under `entities/`.
+"""Reading the registry from the index: one `EntityNote` per note under `entities/`, and one
+per note of yours that says in its front matter what it is about (`typed_note_from`).
 
 The rules for ids, kinds and names are in `registry.py`; this module reads the `notes` rows
-(`kind = 'entity'`), caches the built `Registry` by a cheap fingerprint of those notes, and
-names entity note files.
+(`kind = 'entity'`, and your notes with a `categories`, `type` or `tags` property), caches the
+built `Registry` by a cheap fingerprint of those notes, and names entity note files.
+
+A note of yours whose `categories`, `type` or `tags` name a kind of entity (`[[People]]`,
+`person`, `Companies`, `Places`, `Books`, `Movies`, `Games`, `Events`, …: `CATEGORY_KINDS`) is
+the entity its title names: `References/Paul Chambers.md` with `categories: ["[[People]]"]` is
+`person:paul-chambers`, whose note it is. Its title and aliases are names claimed as an entity
+note's display name and aliases are (a wikilink to it is a mention of it; the language model's
+guess of another kind for the name gives way); an entity note under `entities/` of the same id
+wins over it. A note naming two kinds (`People` and `Companies`) types nothing.
 """
 
 from __future__ import annotations
@@ -79,6 +88,57 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
     )
 
 
+CATEGORY_KINDS = {
+    **{name: "person" for name in ("people", "person", "persons", "contacts", "contact")},
+    **{name: "org" for name in ("companies", "company", "organizations", "organisations", "organization", "organisation", "orgs", "org")},
+    **{name: "place" for name in ("places", "place", "cities", "city", "countries", "country", "locations", "location")},
+    **{name: "event" for name in ("events", "event", "conferences", "conference")},
+    **{name: "product" for name in ("products", "product")},
+    **{
+        name: "work"
+        for name in (
+            "books", "book", "movies", "movie", "films", "film", "shows", "show", "albums", "album",
+            "games", "game", "board games", "board game", "podcasts", "podcast", "works", "work",
+        )
+    },
+}
+"""A category, type or tag of a note of yours (as `_category` reads it) → the kind of entity the
+note is about."""
+TYPING_KEYS = ("categories", "category", "type", "tags")
+_LINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
+
+
+def typed_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> EntityNote | None:
+    """The registry entry of a note of yours whose front matter says what kind of entity it is
+    about (`CATEGORY_KINDS`), named by its title; None when it names no kind, or two."""
+    kinds = {
+        kind
+        for key in TYPING_KEYS
+        for value in _strings(frontmatter.get(key))
+        if (kind := CATEGORY_KINDS.get(_category(value))) is not None
+    }
+    name = title.strip()
+    if len(kinds) != 1 or not name:
+        return None
+    ident = make_id(kinds.pop(), name)
+    if ident is None:
+        return None
+    aliases = _strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias"))
+    return EntityNote(
+        id=ident, kind=kind_of(ident), display_name=name, note_path=path, aliases=tuple(dict.fromkeys(aliases)), paths=(path,)
+    )
+
+
+def _category(value: str) -> str:
+    """`[[People]]`, `#people`, `Board games`, `type/person` → `people`, `people`, `board games`,
+    `person`: the name a category, type or tag gives, lower-cased."""
+    text = value.strip()
+    link = _LINK.match(text)
+    if link:
+        text = link.group(1)
+    return " ".join(text.lstrip("#").rsplit("/", 1)[-1].replace("-", " ").replace("_", " ").split()).lower()
+
+
 def entity_note_body(display: str) -> str:
     """The body of an entity note as vaultmind writes it: its heading, nothing more. A note whose
     `vaultmind_body_sha256` is this body's hash is vaultmind's, with the display name it read in
@@ -89,11 +149,20 @@ def entity_note_body(display: str) -> str:
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     """Changes whenever an entity note is added, removed or edited (cheap: one aggregate)."""
     row = con.execute(
-        "SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || sha256)), 0) FROM notes WHERE kind = 'entity'"
+        f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
     ).fetchone()
     assert row is not None
     return f"{row[0]}:{row[1]}"
 
+
+# the notes the registry reads, and what of a note of yours it reads (an edit of its text
+# changes nothing of the registry)
+_REGISTRY_NOTES = "kind = 'entity' OR (kind = 'user' AND (" + " OR ".join(
+    f"json_exists(frontmatter, '$.{key}')" for key in TYPING_KEYS
+) + "))"
+_READ = "CASE WHEN kind = 'entity' THEN sha256 ELSE coalesce(title, '') || chr(0) || " + " || chr(0) || ".join(
+    f"coalesce(json_extract_string(frontmatter, '$.{key}'), '')" for key in (*TYPING_KEYS, "aliases", "alias")
+) + " END"
 
 _CACHE: dict[tuple[str, float], Registry] = {}
 _CACHE_LOCK = threading.Lock()
@@ -107,18 +176,20 @@ def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90
         cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    rows = con.execute(
-        "SELECT path, title, frontmatter FROM notes WHERE kind = 'entity' ORDER BY path"
-    ).fetchall()
+    rows = con.execute(f"SELECT path, title, frontmatter, kind FROM notes WHERE {_REGISTRY_NOTES} ORDER BY path").fetchall()
     notes: list[EntityNote] = []
-    for path, title, fm_json in rows:
+    typed: list[EntityNote] = []
+    for path, title, fm_json, kind in rows:
         try:
             data = json.loads(fm_json) if fm_json else {}
         except ValueError:
             data = {}
-        note = entity_note_from(path, title or "", data if isinstance(data, dict) else {})
+        read = entity_note_from if kind == "entity" else typed_note_from
+        note = read(path, title or "", data if isinstance(data, dict) else {})
         if note is not None:
-            notes.append(note)
+            (notes if kind == "entity" else typed).append(note)
+    declared = {note.id for note in notes}
+    notes += [note for note in typed if note.id not in declared]  # an entity note of the id wins
     registry = Registry.build(notes, fuzzy_threshold=fuzzy_threshold)
     with _CACHE_LOCK:
         if len(_CACHE) >= _CACHE_MAX:

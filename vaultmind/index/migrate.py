@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Callable
 
 import duckdb
 
 from vaultmind.index.schema import SCHEMA_VERSION, migrations, rebuilds
 from vaultmind.model import Progress
+from vaultmind.ticking import TickingProgress
 
 
 def migrations_compatible(con: duckdb.DuckDBPyConnection) -> bool:
@@ -39,7 +39,7 @@ def migrate(con: duckdb.DuckDBPyConnection, progress: Progress | None = None) ->
     for seq, (name, sql) in enumerate(migrations(), start=1):
         if name not in applied:
             statements = [] if _discarded(con, name, pending) else _statements(sql)
-            _apply(con, seq, name, statements, _StatementProgress(progress, f"{work} the index (migration {name})"))
+            _apply(con, seq, name, statements, TickingProgress(progress, f"{work} the index (migration {name})", TICK_S))
     con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
@@ -67,7 +67,7 @@ def _discarded(con: duckdb.DuckDBPyConnection, name: str, pending: list[str]) ->
     return bool(held and held[0])
 
 
-def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list[str], progress: _StatementProgress) -> None:
+def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list[str], progress: TickingProgress) -> None:
     """One migration's statements and its record, in one transaction (all or nothing)."""
     with progress:
         con.execute("BEGIN TRANSACTION")
@@ -84,44 +84,6 @@ def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list
 
 
 TICK_S = 1.0  # a migration's count told again this often while a statement runs
-
-
-class _StatementProgress:
-    """A migration's statements run so far, told to `progress(phase, done, total)` at each
-    statement, and by a thread again every `TICK_S` while one runs (a statement can take
-    seconds). No progress: nothing told."""
-
-    def __init__(self, progress: Progress | None, phase: str):
-        self.progress = progress
-        self.phase = phase
-        self.count = (0, 0)  # (done, total), last told
-        self._lock = threading.Lock()  # the count told whole, never older after newer
-        self._stop = threading.Event()
-        self._ticker: threading.Thread | None = None
-
-    def at(self, done: int, total: int) -> None:
-        if self.progress is None:
-            return
-        with self._lock:
-            self.count = (done, total)
-            self.progress(self.phase, done, total)
-
-    def _tick(self, progress: Progress) -> None:
-        while not self._stop.wait(TICK_S):
-            with self._lock:
-                if not self._stop.is_set():
-                    progress(self.phase, *self.count)
-
-    def __enter__(self) -> _StatementProgress:
-        if self.progress is not None:
-            self._ticker = threading.Thread(target=self._tick, args=(self.progress,), name="migration-progress", daemon=True)
-            self._ticker.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._ticker is not None:
-            self._ticker.join()
 
 
 def create_suspended_indexes(con: duckdb.DuckDBPyConnection, after_each: Callable[[], None] | None = None) -> bool:

@@ -380,15 +380,31 @@ def _read_warnings(mails: Sequence[_Mail]) -> list[str]:
 def _kept(mail: _Mail, seen: _Mail, origin: str, warnings: list[str]) -> bool:
     """Whether `mail` is kept rather than `seen`, a copy of it read before (a message in several
     mailboxes): the whole one when the other is it cut short (a file cut off inside it), else
-    the copy of the first mailbox, so the result does not depend on the order of the paths; two
-    that differ otherwise (one extended by a paragraph, a server's disclaimer: `mail_cut_short`)
-    are reported."""
+    the copy read cleaner (`_damage`: a copy read with bytes replaced or MIME defects loses to
+    one read without), else the copy of the first mailbox, so the result does not depend on the
+    order of the paths; two that differ otherwise (one extended by a paragraph, a server's
+    disclaimer: `mail_cut_short`) are reported, naming the copy kept and the one left out."""
     mine, theirs = _full_text(mail), _full_text(seen)  # attachments too
     if mail_cut_short(theirs, mine) or mail_cut_short(mine, theirs):
         return mail_cut_short(theirs, mine)  # (cut inside an attachment, the cut one may read longer: "999 B", "1 KB")
+    damage, damage_seen = _damage(mail, mine), _damage(seen, theirs)
+    keep = (damage, mail.account, mail.origin) < (damage_seen, seen.account, seen.origin)
     if mine != theirs:
-        warnings.append(f"{origin}: Message-ID <{mail.key}> also read with a different text ({seen.origin}); kept one copy")
-    return (mail.account, mail.origin) < (seen.account, seen.origin)
+        kept, left = (mail, seen) if keep else (seen, mail)
+        why = " (read with replaced bytes or defects)" if damage != damage_seen else ""
+        warnings.append(
+            f"{origin}: Message-ID <{mail.key}> also read with a different text; "
+            f"kept the copy in {kept.origin}, left out the one in {left.origin}{why}"
+        )
+    return keep
+
+
+def _damage(mail: _Mail, text: str) -> tuple[int, int, int]:
+    """How damaged a copy was read, the least first: its parts not read, the replacement
+    characters its text holds (bytes invalid in their charset, a header's too), then what it was
+    read with anyway (bytes replaced in a wrong charset; each MIME defect)."""
+    problems = sum(len(problem.split(", ")) for problem in mail.parsed.problems)
+    return len(mail.parsed.lost), (text + mail.author).count("\ufffd"), problems
 
 
 def parse_email_paths(paths: Sequence[Path], *, account: str | None = None) -> list[SourceBatch]:

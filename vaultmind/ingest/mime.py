@@ -53,7 +53,7 @@ from vaultmind.ingest.mailheaders import (
     raw_headers,
     recipients,
 )
-from vaultmind.ingest.reports import REPORT_TYPES, report_text
+from vaultmind.ingest.reports import REPORT_TYPES, report_text, returned_in_text
 
 MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 MAX_TEXT_CHARS = 200_000
@@ -416,6 +416,7 @@ def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
     read_before = parse_date_header(first_header(headers, "date"), zones=False) or received
     ids = header_ids(first_header(headers, "message-id"))
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
+    raw_text, text = text, returned_in_text(text, address, first_header(headers, "return-path") or "")
     problems = list(dict.fromkeys(body.problems))
     defects = {type(d).__name__ for d in getattr(msg, "defects", [])}
     if defects and not over:  # (a message cut at the cap has unclosed parts: the cut is said)
@@ -441,7 +442,9 @@ def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
         to=recipients(headers, "to"),
         cc=recipients(headers, "cc"),
         forwarded=_forwarded(body),
-        body_before=None if before is None else _cap(_NBSP_RE.sub(" ", "\n\n".join(before.texts))),
+        body_before=(  # (a plain-text bounce's returned headers were its text as they were)
+            _cap(_NBSP_RE.sub(" ", "\n\n".join(before.texts))) if before is not None else _cap(raw_text) if raw_text != text else None
+        ),
         forwarded_before=() if before is None else _forwarded(before),
     )
 

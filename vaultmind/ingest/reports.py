@@ -1,5 +1,7 @@
 """Delivery reports (RFC 3464, RFC 6533): a bounce's status, one line per recipient, and the
-headers of the message it returns, as text (`mime.parse_message` reads them so)."""
+headers of the message it returns, as text (`mime.parse_message` reads them so); and a bounce in
+plain text, whose returned message's raw header block follows an "Original message" line
+(`returned_in_text`), read alike."""
 
 from __future__ import annotations
 
@@ -66,3 +68,33 @@ def _status(blocks: list[list[tuple[str, str]]]) -> str:
 def _typed(value: str) -> str:
     """A report field's value without its type (`rfc822; <bob@example.com>` → the address)."""
     return value.split(";", 1)[-1].strip().strip("<>").strip()
+
+
+# a mail system's own mailboxes, which write bounces
+_BOUNCERS = frozenset({"mailer-daemon", "mail-daemon", "postmaster", "mailerdaemon"})
+_RETURNED_LINE = re.compile(
+    r"^[ \t]*-{2,}[ \t]*(?:original message|undelivered message|returned message|message returned)[^\n]*\n", re.I | re.M
+)
+_FIELD = re.compile(r"^[!-9;-~]+:[ \t]")  # a header line (RFC 5322's field name, then a colon)
+
+
+def returned_in_text(text: str, address: str, return_path: str) -> str:
+    """A plain-text bounce's text (written by a mail system's mailbox, or with an empty
+    Return-Path) whose returned message's raw header block follows an "Original message" line:
+    that block as a delivery report's returned headers are read (its From, Date, Subject and To
+    under "The message returned (its headers)"; `MIME-Version`, `Content-Type` and the rest left
+    out), what follows it kept. Any other text as it is."""
+    if address.rsplit("@", 1)[0].lower() not in _BOUNCERS and return_path.strip() != "<>":
+        return text
+    found = _RETURNED_LINE.search(text)
+    if found is None:
+        return text
+    lines = text[found.end() :].lstrip("\n").split("\n")  # (a blank line after its separator)
+    count = 0
+    while count < len(lines) and (_FIELD.match(lines[count]) or (count and lines[count][:1] in " \t" and lines[count].strip())):
+        count += 1
+    if count < 2 or (count < len(lines) and lines[count].strip()):  # no header block, or one not ended by a blank line
+        return text
+    returned = HeaderParser(policy=policy.compat32).parsestr("\n".join(lines[:count]) + "\n\n", headersonly=True)
+    rest = "\n".join(lines[count:]).strip("\n")
+    return text[: found.start()] + forwarded_header(returned, "The message returned (its headers)") + rest

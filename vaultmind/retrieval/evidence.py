@@ -5,7 +5,9 @@ can quote it and a person can follow it. A question with no grounding in the mem
 known entity, no salient term) gets an explicit "no grounding" answer instead of arbitrary
 top-k text; a grounded question's words that the memory never mentions are named. Items are
 taken in rank order while they fit the budget; one that does not is left out, and a smaller
-one after it may still come in; the block ends by naming what it left out. The first item
+one after it may still come in; then the room left is shared by those left out that hold the
+question's words, each cut to its passage holding them (a long email is one item, not dropped
+for its length); the block ends by naming what it still left out. The first item
 never gives way to weaker ones: when it does not fit whole, its text is cut to fit (marked
 "shortened"; from the sentence holding most of the question's words, with "…" where text was
 left out), its citation down to the vault link if it must, as long as `MIN_SHORTENED_CHARS` of
@@ -185,6 +187,7 @@ def format_evidence(
             continue
         items.append((rank, block, cost))
         used += cost
+    used += _excerpts(hits, left, items, budget_tokens - used, focus, tasks=tasks, vault=vault)
 
     def left_note() -> str | None:  # what was left out, with sizes, or only their numbers
         for note in (_left_out(left), _left_out(left, sizes=False)):
@@ -200,6 +203,39 @@ def format_evidence(
     if left and (note := left_note()) is not None:
         lines.append(note)
     return "\n".join(lines)
+
+
+def _excerpts(
+    hits: Sequence[dict[str, Any]],
+    left: dict[int, int],
+    items: list[tuple[int, str, int]],
+    room: int,
+    focus: Collection[str],
+    *,
+    tasks: bool,
+    vault: Path | None,
+) -> int:
+    """The items left out for the budget that hold one of the question's words (`focus`), cut
+    to the passage holding most of them (`excerpt`, marked "shortened", with their citation)
+    in the `room` the whole items left, shared between them in rank order, room kept to name
+    those still left out; each taken is moved from `left` to `items` (in rank order). A long
+    email is one item: it is not dropped for its length when a passage of it answers. Returns
+    the tokens they take."""
+    wanted = frozenset(focus) - ASKING_WORDS
+    candidates = [rank for rank in sorted(left) if wanted.intersection(terms(str(hits[rank - 1].get("content", ""))))]
+    taken = 0
+    for i, rank in enumerate(candidates):
+        rest = {other: cost for other, cost in left.items() if other != rank}
+        reserve = count_tokens(_left_out(rest, sizes=False)) + 1 if rest else 0
+        share = (room - taken - reserve) // (len(candidates) - i)
+        block = _item(rank, hits[rank - 1], room=share - 1, focus=focus, tasks=tasks, vault=vault)
+        if block:
+            cost = count_tokens(block) + 1
+            items.append((rank, block, cost))
+            del left[rank]
+            taken += cost
+    items.sort()
+    return taken
 
 
 def _left_out(left: dict[int, int], *, sizes: bool = True) -> str:

@@ -130,7 +130,7 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     known = [_known_names(child) for child in children]
     sentences = _sentences(children, known)
     if not sentences:
-        return ""
+        return _named(children)
     _score(sentences, len(children))
     dated = len(_days_said_on(sentences)) > 1
     chosen = _select(children, sentences, limit, dated, known)
@@ -139,6 +139,16 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
     finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
     return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
+
+
+def _named(children: Sequence[ChildText], shown: int = 5) -> str:
+    """What a summary of children holding no sentence says (notes whose text is only embeds
+    and headings: `## Notes` over `![[Daily.base]]`): where they come from, the first `shown`
+    notes' titles (a section's heading left out) or speakers, so that no summary note is
+    written empty. It may be longer than such children's few tokens: an empty one says less."""
+    names = list(dict.fromkeys((c.title or "").split(" › ")[0] or _speaker(c.author or "") or c.id for c in children))
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return f"Only embeds or headings, no text: {', '.join(names[:shown])}{more}."
 
 
 # -- sentences -----------------------------------------------------------------------------

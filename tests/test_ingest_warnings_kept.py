@@ -1,0 +1,37 @@
+"""What an ingest warned of is kept per kind of input, and `status` says it later: which copy
+of a message was left out, which file was read with replaced bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.ingest.warnings_kept import FILE_NAME
+
+from .conftest import run_main
+from .test_ingest_email import CLEAN_COPY
+
+
+def test_status_says_what_the_last_ingest_of_each_kind_warned_of(
+    cli_vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mails = tmp_path / "mails"
+    mails.mkdir()
+    (mails / "b-good.eml").write_bytes(CLEAN_COPY)
+    (mails / "a-bad.eml").write_bytes(CLEAN_COPY.replace("caf\u00e9".encode(), b"caf\xff"))
+    code, data, _ = run_main(capsys, "ingest", "email", str(mails), "--vault", str(cli_vault), "--json")
+    assert code == 0 and data["warnings"]
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    (kept,) = status["ingest_warnings"]
+    assert kept["kind"] == "email" and kept["paths"] == [str(mails)] and kept["warnings"] == data["warnings"]
+    assert any("left out the one in" in w and "a-bad.eml" in w for w in kept["warnings"])
+    code, text, _ = run_main(capsys, "status", "--vault", str(cli_vault))
+    assert f"the last email ingest ({kept['at']}) warned of" in text and "a-bad.eml" in text
+
+    # the next ingest of the kind replaces what it said: one without warnings empties it
+    clean = tmp_path / "clean.eml"
+    clean.write_bytes(CLEAN_COPY.replace(b"dup-2@", b"other@"))
+    assert run_main(capsys, "ingest", "email", str(clean), "--vault", str(cli_vault), "--json")[1]["warnings"] == []
+    assert run_main(capsys, "status", "--vault", str(cli_vault), "--json")[1]["ingest_warnings"] == []
+    assert (cli_vault / ".vaultmind" / FILE_NAME).is_file()

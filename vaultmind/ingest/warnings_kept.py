@@ -1,0 +1,55 @@
+"""The last ingest's warnings, kept per kind of input (`chat`, `email`, `document`, …) in
+`.vaultmind/ingest-warnings.json`, so that `vaultmind status` can say later what an ingest left
+out and why (a message without text, a copy of a message left out, a line that could not be
+read) after its output has scrolled away or went to a script's log.
+
+Each kind's entry is replaced by its next ingest (one without warnings empties it): the file
+holds what the last ingest of each kind said, never a growing log. It is vaultmind's state, not
+a note: deleting it forgets the warnings, nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from vaultmind.vault.atomic import write_atomic
+
+FILE_NAME = "ingest-warnings.json"
+
+
+def keep_warnings(state_dir: Path, kind: str, paths: list[str], warnings: list[str], at: datetime | None = None) -> None:
+    """Keep `warnings` as what the last ingest of `kind` (of `paths`) said; raises OSError when
+    the file cannot be written."""
+    kept = _read(state_dir)
+    kept[kind] = {
+        "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
+        "paths": paths,
+        "warnings": warnings,
+    }
+    data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
+
+
+def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:
+    """What the last ingest of each kind said, by kind, those without warnings left out:
+    `[{kind, at, paths, warnings}]`."""
+    return [{"kind": kind, **entry} for kind, entry in sorted(_read(state_dir).items()) if entry.get("warnings")]
+
+
+def _read(state_dir: Path) -> dict[str, dict[str, Any]]:
+    """The file's entries; none when it is missing or unreadable (it is rewritten whole by the
+    next ingest)."""
+    try:
+        raw: Any = json.loads((state_dir / FILE_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    return {
+        str(kind): entry
+        for kind, entry in raw.items()
+        if isinstance(entry, dict) and isinstance(entry.get("warnings"), list)
+    }
