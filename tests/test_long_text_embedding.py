@@ -40,9 +40,9 @@ def vectors(memory: Memory) -> dict[str, bytes]:
 
 
 def test_an_index_from_before_embeds_its_long_texts_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Migration 0040: the vectors of texts past the model's reach are dropped and embedded again
+    """Migration 0037: the vectors of texts past the model's reach are dropped and embedded again
     by the next sync (as windows); those of short texts are kept, not embedded again."""
-    migrations_through(monkeypatch, "0040_long_texts_embedded_whole")  # seen alone
+    migrations_through(monkeypatch, "0037_long_texts_embedded_whole")  # seen alone
     vault = tmp_path / "vault"
     write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
     write_batches(vault, parse_email_paths([long_mail(tmp_path)]))
@@ -55,7 +55,7 @@ def test_an_index_from_before_embeds_its_long_texts_again(tmp_path: Path, monkey
         # as an index from before: each leaf holds a vector the sync would not give it
         con = memory.index.con
         con.execute("UPDATE embeddings SET vec = ? WHERE content_hash <> ''", [fresh["plain.md"][::-1]])
-        con.execute("DELETE FROM migrations WHERE name = '0040_long_texts_embedded_whole'")
+        con.execute("DELETE FROM migrations WHERE name = '0037_long_texts_embedded_whole'")
     with Memory.open(config) as memory:
         memory.sync()
         after = vectors(memory)
