@@ -29,7 +29,8 @@ import duckdb
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
 from vaultmind.errors import SyncStopped, VaultError, VaultmindError, storage_error
-from vaultmind.http_api import ApiServer, OnBatch
+from vaultmind.http_api import ApiServer
+from vaultmind.http_routes import OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
