@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vaultmind import http_api
+from vaultmind import http_api, http_routes
 from vaultmind.client import DaemonClient
 from vaultmind.memory import Memory
 
@@ -29,12 +29,12 @@ def test_a_client_that_hangs_up_before_its_answer_costs_no_error_and_the_api_ans
         release.wait(10)
         return {"answer": "x" * 100_000}
 
-    routes = http_api._all_routes
+    routes = http_routes.all_routes
 
     def with_slow() -> dict[tuple[str, str], Any]:
         return {**routes(), ("GET", "/v1/slow"): slow}
 
-    monkeypatch.setattr(http_api, "_all_routes", with_slow)
+    monkeypatch.setattr(http_routes, "all_routes", with_slow)
     server = http_api.ApiServer(memory, "secret")
     server.start()
     caplog.set_level(logging.DEBUG, logger="vaultmind.http_api")
@@ -113,7 +113,7 @@ def test_a_batch_whose_report_fails_is_still_answered_as_applied(
     server.start()
     try:
         client = DaemonClient("127.0.0.1", server.port, "secret")
-        with caplog.at_level(logging.ERROR, logger="vaultmind.http_api"):
+        with caplog.at_level(logging.ERROR, logger="vaultmind.http_routes"):
             answer = client.call("POST", "/v1/sync", {"paths": ["a.md"]})
         assert answer["added"] == 1
         assert any("the batch is applied" in r.getMessage() for r in caplog.records)
@@ -230,7 +230,7 @@ def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: M
         assert memory.counts()["notes"] == 0, "nothing was synced"
         status, answer = ask("POST", "/v1/queue/retry", {"jobid": 2})
         assert status == 400 and "'jobid'" in answer["error"]["message"] and "job_id" in answer["error"]["hint"], answer
-        for method, path in sorted({*http_api._all_routes(), ("GET", "/v1/health")}):
+        for method, path in sorted({*http_routes.all_routes(), ("GET", "/v1/health")}):
             status, answer = ask(method, path, {"zzz": 1})
             assert status == 400 and answer["error"]["message"] == "unknown key 'zzz' in the request", (path, status, answer)
     finally:
@@ -243,8 +243,8 @@ def test_a_busy_daemon_is_said_to_be_busy_not_stopped(memory: Memory, monkeypatc
     from vaultmind.errors import DaemonError
 
     release = threading.Event()
-    routes = http_api._all_routes
-    monkeypatch.setattr(http_api, "_all_routes", lambda: {**routes(), ("GET", "/v1/slow"): lambda m, b: release.wait(10) and {}})
+    routes = http_routes.all_routes
+    monkeypatch.setattr(http_routes, "all_routes", lambda: {**routes(), ("GET", "/v1/slow"): lambda m, b: release.wait(10) and {}})
     server = http_api.ApiServer(memory, "secret")
     server.start()
     client = DaemonClient("127.0.0.1", server.port, "secret", timeout=0.5)
@@ -332,8 +332,8 @@ def test_an_unexpected_failure_is_answered_in_the_same_error_shape(
     def broken(m: Memory, body: dict[str, Any]) -> Any:
         raise RuntimeError("boom")
 
-    routes = http_api._all_routes
-    monkeypatch.setattr(http_api, "_all_routes", lambda: {**routes(), ("GET", "/v1/broken"): broken})
+    routes = http_routes.all_routes
+    monkeypatch.setattr(http_routes, "all_routes", lambda: {**routes(), ("GET", "/v1/broken"): broken})
     server = http_api.ApiServer(memory, "secret")
     server.start()
     try:

@@ -242,13 +242,13 @@ def test_a_failed_embedding_is_a_failed_vectors_check(capsys: pytest.CaptureFixt
 def test_a_daemon_whose_workers_are_paused_says_so_in_status_and_doctor(
     capsys: pytest.CaptureFixture[str], vault: Path
 ) -> None:
-    """A corrupt index met by a worker pauses the daemon's pool (no background job runs): that
+    """A corrupt index met by a worker pauses the daemon's workers (no background job runs): that
     was only logged; `status` (the API's, the command's) and `doctor` say it now."""
     _settings(vault, QUIET)
     write(vault, "a.md", "# A\n\nSome words.\n")
     with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)) as (_, runner):
-        assert runner.pool is not None
-        runner.pool._corrupt(IndexCorrupt("Serialization Error: corrupt block in the leaves table"))
+        assert runner.workers is not None
+        runner.workers._corrupt(IndexCorrupt("Serialization Error: corrupt block in the leaves table"))
         code, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
         assert code == 0 and status["daemon"]["running"]
         assert status["queue"]["health"] == "paused"

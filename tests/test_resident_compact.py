@@ -514,7 +514,7 @@ def test_a_serving_process_loads_under_a_small_pool_and_writes_under_the_full_on
             if len(seen) == 1:
                 raise duckdb.OutOfMemoryException("Out of Memory Error: test")
 
-        memory.pool.load_light(load)
+        memory.serving_pool.load_light(load)
         assert seen[0] != full and seen[1] == full  # small pool first, the full one on running out
         assert limit(memory) == full
         assert memory.sync().added == 1 and limit(memory) == full

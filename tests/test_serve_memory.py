@@ -27,15 +27,15 @@ def test_trim_drops_cached_blocks_past_the_threshold_and_restores_the_limit(vaul
         memory.index.checkpoint()  # written blocks on disk: evictable
         memory.index.query("SELECT * FROM leaves")  # blocks cached by a read
         before = _pool(memory)
-        memory.pool.trim()  # not serving: nothing happens
+        memory.serving_pool.trim()  # not serving: nothing happens
         assert _pool(memory) == before
         memory.serve()
         monkeypatch.setattr(serving_pool, "POOL_KEEP_BYTES", before + 1)
-        memory.pool.trim()  # under the threshold: kept
+        memory.serving_pool.trim()  # under the threshold: kept
         assert _pool(memory) == before
         monkeypatch.setattr(serving_pool, "POOL_KEEP_BYTES", 0)
         monkeypatch.setattr(store_module, "EVICT_LIMIT", "1MB")  # a small index: below the usual 16 MB
-        memory.pool.trim()
+        memory.serving_pool.trim()
         assert _pool(memory) < before
         limit = str(memory.index.scalar("SELECT current_setting('memory_limit')"))
         assert size_bytes(limit) > 400 * 2**20  # writes keep the full pool
@@ -102,9 +102,9 @@ def test_trim_checkpoints_what_only_a_checkpoint_lets_go(vault: Path, monkeypatc
         assert pinned > 0 and wal.exists() and wal.stat().st_size > 0
         monkeypatch.setattr(serving_pool, "PINNED_MAX_BYTES", pinned)
         monkeypatch.setattr(serving_pool, "PINNED_IDLE_BYTES", pinned - 1)
-        memory.pool.trim()  # at the bound after a task: no checkpoint
+        memory.serving_pool.trim()  # at the bound after a task: no checkpoint
         assert _pinned(memory) == pinned and wal.stat().st_size > 0
-        memory.pool.trim(idle=True)  # past the bound once the upkeep is done
+        memory.serving_pool.trim(idle=True)  # past the bound once the upkeep is done
         assert _pinned(memory) < pinned
         assert not wal.exists() or wal.stat().st_size == 0
         assert memory.search("quokka")["hits"][0]["note_path"] == "n0.md"

@@ -29,7 +29,8 @@ import duckdb
 from vaultmind.client import daemon_file
 from vaultmind.config import Config
 from vaultmind.errors import SyncStopped, VaultError, VaultmindError, storage_error
-from vaultmind.http_api import ApiServer, OnBatch
+from vaultmind.http_api import ApiServer
+from vaultmind.http_routes import OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
@@ -99,7 +100,7 @@ class Daemon:
         self.stop_event = threading.Event()
         self.ready = threading.Event()  # set once the watcher is live and the first reconcile is done
         self.api: ApiServer | None = None
-        self.pool: WorkerPool | None = None
+        self.workers: WorkerPool | None = None
         self.batches = 0
         self.failed_batches = 0
         self.last_batch_error: str | None = None  # the last batch (or reconcile) that failed, and why
@@ -147,8 +148,8 @@ class Daemon:
             self.memory.syncer.stopping = self.stop_event  # a whole-vault sync leaves off at a batch's end
             self.memory.loading = True  # until ready: a status leaves out what would run beside the loads
             self.api.start()
-            self.pool = WorkerPool(self.config, self.memory)
-            self.pool.start()
+            self.workers = WorkerPool(self.config, self.memory)
+            self.workers.start()
             self.trees.start()
             _publish(info_path, {"pid": os.getpid(), "host": self.config.host, "port": self.api.port, "token": token})
             if self.start is not None:
@@ -205,8 +206,8 @@ class Daemon:
             try:
                 self.trees.stop(give_up=self.hurry)
             finally:
-                if self.pool is not None:
-                    self.pool.stop(give_up=self.hurry)
+                if self.workers is not None:
+                    self.workers.stop(give_up=self.hurry)
         finally:
             try:
                 if self.api is not None:
@@ -253,8 +254,8 @@ class Daemon:
                 self._backlog.clear()  # the whole vault is in step: nothing of a bulk is left
                 self.memory.catching_up = 0
                 self._retry_at, self._retry_s = 0.0, RETRY_FIRST_S
-                if self.pool is not None:
-                    self.pool.notify()
+                if self.workers is not None:
+                    self.workers.notify()
                 self.trees.poke()
                 self._report("reconcile", stats)
             except SyncStopped as exc:  # the daemon stops: what was committed stays, the next start does the rest
@@ -385,7 +386,7 @@ class Daemon:
             "last_batch_error": self.last_batch_error,
             "upkeep_runs": self.trees.runs,
             "upkeep_error": self.trees.last_error,
-            "workers": self.pool.status() if self.pool is not None else None,
+            "workers": self.workers.status() if self.workers is not None else None,
         }
 
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
@@ -437,17 +438,17 @@ class Daemon:
             self.force_reconcile = True
             return
         self.batches += 1
-        if self.pool is not None:
-            self.pool.notify()
+        if self.workers is not None:
+            self.workers.notify()
         self.trees.poke()
         self._report("watch", stats)
-        self.memory.pool.trim()  # after the save is searchable: DuckDB's pool back to a small size
+        self.memory.serving_pool.trim()  # after the save is searchable: DuckDB's pool back to a small size
 
     def _api_batch(self, what: str, stats: SyncStats) -> None:
         """A sync or reindex a request applied: the upkeep and the queue hear of it as of a
         watcher's batch (its texts wait for NER, its sources for their seals)."""
-        if self.pool is not None:
-            self.pool.notify()
+        if self.workers is not None:
+            self.workers.notify()
         self.trees.poke()
         self._report(what, stats)
 

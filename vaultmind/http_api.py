@@ -1,19 +1,8 @@
-"""The daemon's loopback HTTP API (JSON over HTTP, bearer token per launch).
+"""The daemon's loopback HTTP API: JSON over HTTP, a bearer token per launch, one thread a request.
 
-Routes (all require `Authorization: Bearer <token>`):
-    GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
-                               loading (a whole-vault load is running: other answers wait for it),
-                               doing (while it starts: what it does, "reading the vault's notes 1,200/50,000")
-    GET  /v1/status            same JSON as `vaultmind status --json` (a quarantine's notice is
-                               left for the user's `vaultmind status`, which sends ?notice=take)
-    POST /v1/search            {"query": str, "limit": int?} → {hits, total, truncated}
-    POST /v1/query             {"mode": str, "args": {…}} → any memory_tree mode (retrieval/dispatch.py)
-    POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts;
-                               with paths: and `missing`, those not in the vault)
-    POST /v1/reindex           full rebuild → sync stats and the counts (`notes`, `chunks` = `leaves`)
-
-Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/retry (their
-modules' routes; docs/architecture.md lists them all).
+This module is the server: it reads a request, checks its token, its body and its keys, hands it
+to its route (`http_routes`, which lists them all) and answers. Every route requires
+`Authorization: Bearer <token>`.
 
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
@@ -27,13 +16,11 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-import os
 import socket
 import threading
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import PurePosixPath
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -47,9 +34,9 @@ from vaultmind.errors import (
     VaultmindError,
     storage_error,
 )
+from vaultmind.http_routes import PASSIVE, OnBatch, daemon_routes, refuse_stray_keys
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.memory import Memory
-from vaultmind.model import SyncStats
 
 log = logging.getLogger(__name__)
 
@@ -63,145 +50,6 @@ STOP_WAIT_S = 30.0
 # How long a connection may be silent while the server waits for the rest of a request (or the
 # next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
 SOCKET_TIMEOUT_S = 60.0
-
-Route = Callable[[Memory, dict[str, Any]], Any]
-OnBatch = Callable[[str, SyncStats], None]  # what applied changes to the index, and its stats
-
-
-def _search(memory: Memory, body: dict[str, Any]) -> Any:
-    """`{"query", "limit"?}`: the `search` mode, its arguments checked as `/v1/query` checks them."""
-    return memory.query("search", body)
-
-
-# The keys each route takes (a POST's body's, a GET's query's), and what to say of another: every
-# other key is refused, naming it (`refuse_stray_keys`). A misspelt one read as absent did the
-# widest thing: `{"jobid": 2}` retried every failed job, `{"pathz": […]}` synced the whole vault.
-KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
-    ("GET", "/v1/health"): (frozenset(), None),
-    ("GET", "/v1/status"): (frozenset({"notice"}), None),
-    ("POST", "/v1/search"): (
-        frozenset({"query", "limit"}),
-        'send {"query": …, "limit"?: …}; /v1/query takes every mode with its arguments',
-    ),
-    ("POST", "/v1/query"): (
-        frozenset({"mode", "args"}),
-        'send {"mode": …, "args": {…}}; a mode\'s arguments go under "args"',
-    ),
-    ("POST", "/v1/sync"): (frozenset({"paths", "gone"}), None),
-    ("POST", "/v1/reindex"): (frozenset(), None),
-    ("POST", "/v1/tree"): (frozenset({"tree"}), None),
-    ("POST", "/v1/flush"): (frozenset({"all", "at", "max_stale"}), None),
-    ("POST", "/v1/entities"): (frozenset({"action", "id", "kind", "limit"}), None),
-    ("POST", "/v1/explain"): (frozenset({"leaf_id"}), None),
-    ("GET", "/v1/queue"): (frozenset(), None),
-    ("POST", "/v1/queue/retry"): (frozenset({"job_id", "failed", "deferred"}), None),
-}
-
-
-def refuse_stray_keys(route: tuple[str, str], body: dict[str, Any]) -> None:
-    """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any."""
-    from vaultmind.retrieval.dispatch import refuse_stray
-
-    known, hint = KEYS.get(route, (frozenset(), None))
-    takes = f"{route[0]} {route[1]} takes " + (", ".join(sorted(known)) if known else "no keys")
-    refuse_stray(body, known, noun="key", where="in the request", hint=hint or takes)
-
-
-def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
-    """`{"paths"?, "gone"?}`: the paths given (as `ingest` hands its notes to a running daemon,
-    with the places its renamed notes left as `gone`), or the whole vault; `on_batch` hears what
-    was applied (the daemon logs it as a watcher's batch)."""
-    paths, gone = body.get("paths"), body.get("gone", [])
-    for key, value in (("paths", paths), ("gone", gone)):
-        if (value is not None or key == "gone") and not (
-            isinstance(value, list) and all(isinstance(p, str) for p in value)
-        ):
-            raise UsageError(f"{key!r} must be a list of vault-relative paths")
-    if paths is None:
-        stats = memory.sync()
-        _heard(on_batch, "api sync", stats)
-        return {**stats.to_dict(), **memory.counts()}
-    # (the paths given that sync nothing, a typo or an ignored folder, are named: `Syncer.sync_paths`)
-    stats = memory.sync_paths(
-        [_vault_relative(memory, p) for p in paths], gone=[_vault_relative(memory, p) for p in gone]
-    )
-    _heard(on_batch, "api sync", stats)
-    return stats.to_dict()
-
-
-def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
-    stats = memory.reindex()
-    _heard(on_batch, "api reindex", stats)
-    return {**stats.to_dict(), **memory.counts()}
-
-
-def _heard(on_batch: OnBatch | None, what: str, stats: SyncStats) -> None:
-    """Tell `on_batch` of a batch already committed: its failure (a closed output, say) is
-    logged, never answered as the request's, which would say the notes were not applied."""
-    if on_batch is None:
-        return
-    try:
-        on_batch(what, stats)
-    except Exception:
-        log.exception("reporting the %s batch failed (the batch is applied)", what)
-
-
-def _vault_relative(memory: Memory, path: str) -> str:
-    """`path` as a vault-relative POSIX path: an absolute one inside the vault is made relative;
-    one outside it, one that climbs out with "..", or one with a NUL (no file has one) is an
-    error (it would sync nothing)."""
-    if "\x00" in path:
-        raise UsageError(f"{path!r} holds a NUL character, which no file name has")
-    if PurePosixPath(path).is_absolute():
-        vault = memory.config.vault.as_posix()
-        for candidate, root in ((os.path.normpath(path), vault), (os.path.realpath(path), os.path.realpath(vault))):
-            try:  # as written, or through a symlink to the vault (~/vault, macOS /tmp)
-                return PurePosixPath(candidate).relative_to(root).as_posix()
-            except ValueError:
-                continue
-        raise UsageError(f"{path!r} is outside the vault {memory.config.vault}")
-    inside = os.path.normpath(path)
-    if inside == ".." or inside.startswith("../"):
-        raise UsageError(f"{path!r} leaves the vault", hint="give paths relative to the vault's folder")
-    return PurePosixPath(inside).as_posix()
-
-
-def _query(memory: Memory, body: dict[str, Any]) -> Any:
-    mode = body.get("mode")
-    if not isinstance(mode, str):
-        raise UsageError("'mode' must be a string")
-    args = body.get("args")
-    args = {} if args is None else args  # ([], 0, false are no object: refused)
-    if not isinstance(args, dict):
-        raise UsageError("'args' must be an object")
-    return memory.query(mode, args)
-
-
-# Routes a client polls (a status bar, a health check): answered without marking foreground work,
-# so polling every second never holds background upkeep (NER, sealing) back for good.
-PASSIVE = frozenset({("GET", "/v1/status"), ("GET", "/v1/health")})
-
-ROUTES: dict[tuple[str, str], Route] = {
-    # (`PASSIVE`; `?notice=take` from `vaultmind status`, the user's: a quarantine's notice is said once, to it)
-    ("GET", "/v1/status"): lambda m, b: m.status(take_notice=b.get("notice") == "take"),
-    ("POST", "/v1/search"): _search,
-    ("POST", "/v1/query"): _query,
-    ("POST", "/v1/sync"): _sync,
-    ("POST", "/v1/reindex"): _reindex,
-}
-
-
-def _all_routes() -> dict[tuple[str, str], Route]:
-    from vaultmind.entities.read import entities_request
-    from vaultmind.queue.routes import ROUTES as QUEUE_ROUTES
-    from vaultmind.tree.view import route_flush, route_tree
-
-    routes = dict(ROUTES)
-    routes.update(QUEUE_ROUTES)
-    routes[("POST", "/v1/tree")] = route_tree
-    routes[("POST", "/v1/flush")] = route_flush
-    routes[("POST", "/v1/entities")] = lambda m, body: entities_request(m.index, body, vault_name=m.vault_name)
-    return routes
 
 
 class ApiServer:
@@ -287,17 +135,6 @@ class _Requests:
             return self._running
 
 
-def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dict[str, Any]:
-    return {
-        "ok": True,
-        "pid": os.getpid(),
-        "vault": str(memory.config.vault),
-        "ready": ready,
-        "loading": memory.index.in_bulk,
-        "doing": None if ready else doing(),  # while starting: what it does
-    }
-
-
 class _TooLarge(UsageError):
     """A request body over `MAX_BODY` (answered 413)."""
 
@@ -338,10 +175,7 @@ def _make_handler(
     requests: _Requests,
 ) -> type[BaseHTTPRequestHandler]:
     expected = f"Bearer {token}".encode()
-    routes = _all_routes()
-    routes[("POST", "/v1/sync")] = lambda m, b: _sync(m, b, on_batch)
-    routes[("POST", "/v1/reindex")] = lambda m, b: _reindex(m, b, on_batch)
-    routes[("GET", "/v1/health")] = lambda m, b: _health(m, ready(), doing)
+    routes = daemon_routes(on_batch, ready, doing)
 
     def allowed(path: str) -> list[str]:
         """The methods `path`'s routes take (none: no route has the path)."""

@@ -11,14 +11,19 @@ agent can correct its call); a message that is not JSON-RPC, an unknown method o
 protocol errors.
 
 `ask(mode, args)` runs the mode: `vaultmind mcp` goes through the vault's daemon when one runs
-and opens the index for the call otherwise (`cli/mcp.py`).
+and opens the index for the call otherwise (`cli/mcp.py`). Tool calls run on threads, so a slow
+one holds no other: reads side by side, the one write (`ingest_document`) one at a time in the
+order sent (`_Calls`); `ask` is called from several threads at once.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import IO, Any
 
 from vaultmind import __version__
@@ -36,6 +41,12 @@ Ask = Callable[[str, dict[str, Any]], Any]
 TOOL = "memory_tree"
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 BATCHED = frozenset({"2025-03-26", "2024-11-05"})  # versions that take a JSON array of messages (2025-06-18 dropped them)
+
+# Tool calls answered at the same time (more wait for a thread): each is a question to the daemon,
+# whose API answers every request on a thread of its own.
+MAX_CALLS = 8
+READ, WRITE = "read", "write"  # the lanes tool calls run in (`_Calls`)
+WRITES = frozenset({"ingest_document"})  # the modes that write into the vault
 
 # JSON-RPC 2.0 error codes
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
@@ -138,23 +149,34 @@ class McpServer:
         self.protocol: str | None = None  # the version agreed at `initialize`
 
     def serve(self, stdin: IO[str], stdout: IO[str]) -> None:
-        """Read messages until stdin ends, answering each on one line."""
-        for line in stdin:
-            if not line.strip():
-                continue
-            answer = self.answer_line(line)
-            if answer is not None:  # ASCII: a client splitting lines on U+2028, U+2029 or U+0085 sees one message
-                stdout.write(json.dumps(answer, ensure_ascii=True) + "\n")
-                stdout.flush()
+        """Read messages until stdin ends, answering each on one line. A tool call is answered
+        on a thread (`_Calls`), so a slow one holds no other; the rest are answered in turn as
+        they come. The calls still running when stdin ends are waited for and answered."""
+        lines = _Lines(stdout)
+        with _Calls() as calls:
+            for line in stdin:
+                if lines.broken is not None:  # the client is gone: nobody reads the answers
+                    break
+                if not line.strip():
+                    continue
+                try:
+                    message = _read(line)
+                except _Unread as exc:
+                    lines.write(exc.answer)
+                    continue
+                lane = _lane(message)
+                if lane is None:
+                    lines.write(self.answer_message(message))
+                else:
+                    calls.run(lane, partial(self._reply, message, lines))
+        if lines.broken is not None:
+            raise lines.broken
 
-    def answer_line(self, line: str) -> Any:
-        """The answer to one line (a message or a batch of them); None for notifications only."""
-        try:
-            message = json.loads(line)
-        except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
-            return _error(None, PARSE_ERROR, f"not JSON: {exc}")
-        except RecursionError:  # a line of thousands of nested brackets: the server reads on
-            return _error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")
+    def _reply(self, message: Any, lines: _Lines) -> None:
+        lines.write(self.answer_message(message))
+
+    def answer_message(self, message: Any) -> Any:
+        """The answer to one message read, or to a batch of them (a list); None for notifications only."""
         if isinstance(message, list):  # a batch: protocols 2025-03-26 and before only
             if self.protocol not in BATCHED:
                 return _error(None, INVALID_REQUEST, f"protocol {self.protocol or '(not initialized)'} takes one message per line, not a batch")
@@ -250,6 +272,97 @@ def _ingested(answer: dict[str, Any]) -> dict[str, Any]:
     structured content only."""
     hits = answer.get("hits") or ()
     return {"ingested": answer.get("ingested"), "link": hits[0].get("link") if hits else None}
+
+
+class _Unread(Exception):
+    """A line that is no JSON this server reads; `answer` is the error it is answered with."""
+
+    def __init__(self, answer: dict[str, Any]):
+        super().__init__(answer["error"]["message"])
+        self.answer = answer
+
+
+def _read(line: str) -> Any:
+    """The message (or the batch: a list) one line holds."""
+    try:
+        return json.loads(line)
+    except ValueError as exc:  # not JSON, or JSON Python does not read (an integer of thousands of digits)
+        raise _Unread(_error(None, PARSE_ERROR, f"not JSON: {exc}")) from None
+    except RecursionError:  # a line of thousands of nested brackets: the server reads on
+        raise _Unread(_error(None, PARSE_ERROR, "not JSON this server reads: it nests too deeply")) from None
+
+
+def _lane(message: Any) -> str | None:
+    """Where a message is answered: `WRITE` for a tool call that writes (`WRITES`), `READ` for
+    another tool call, None for the rest (answered in turn: they take no time, and `initialize`
+    comes before what follows it). A batch goes where its calls would."""
+    calls = [m for m in (message if isinstance(message, list) else [message]) if _is_call(m)]
+    if not calls:
+        return None
+    return WRITE if any(_mode(m) in WRITES for m in calls) else READ
+
+
+def _is_call(message: Any) -> bool:
+    return isinstance(message, dict) and message.get("method") == "tools/call" and "id" in message
+
+
+def _mode(call: dict[str, Any]) -> Any:
+    params = call.get("params")
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    return arguments.get("mode") if isinstance(arguments, dict) else None
+
+
+class _Lines:
+    """The stream the answers go to: one line each, written whole by one thread at a time."""
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self.broken: OSError | None = None  # the client closed its end: answers are dropped
+        self._lock = threading.Lock()
+
+    def write(self, answer: Any) -> None:
+        if answer is None:  # notifications only
+            return
+        line = json.dumps(answer, ensure_ascii=True) + "\n"  # ASCII: a client splitting lines on U+2028, U+2029 or U+0085 sees one message
+        with self._lock:
+            if self.broken is not None:
+                return
+            try:
+                self.stream.write(line)
+                self.stream.flush()
+            except OSError as exc:  # (BrokenPipeError) `serve` stops reading, and raises it
+                self.broken = exc
+
+
+class _Calls:
+    """The threads tool calls are answered on: reads side by side, up to `MAX_CALLS` at once;
+    writes on one thread of their own, so they apply one at a time, in the order the agent sent
+    them. A read does not wait for a write sent before it: a call sent before an earlier one is
+    answered may run first (an agent reads a document it gives once `ingest_document` answers)."""
+
+    def __init__(self) -> None:
+        self._lanes = {
+            READ: ThreadPoolExecutor(MAX_CALLS, thread_name_prefix="vaultmind-mcp-read"),
+            WRITE: ThreadPoolExecutor(1, thread_name_prefix="vaultmind-mcp-write"),
+        }
+
+    def run(self, lane: str, answer: Callable[[], None]) -> None:
+        self._lanes[lane].submit(_logged, answer)
+
+    def __enter__(self) -> _Calls:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        """Wait for the calls running (and, but when the server is interrupted, those waiting)."""
+        for pool in self._lanes.values():
+            pool.shutdown(wait=True, cancel_futures=kind is not None)
+
+
+def _logged(answer: Callable[[], None]) -> None:
+    try:
+        answer()
+    except Exception:  # (`answer` answers every failure of a call itself: this is the server's own)
+        log.exception("mcp: answering a call failed")
 
 
 def _result(ident: Any, result: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ class Memory:
         self.index = index
         self.embedder = embedder
         self.syncer = Syncer(config, index, embedder, progress, build_derivers(config))
-        self.pool = ServingPool(index)  # DuckDB's buffer pool, kept small while serving (`serve`)
+        self.serving_pool = ServingPool(index)  # DuckDB's buffer pool, kept small while serving (`serve`)
         self.leaves = ResidentLeaves(index)
         self.vectors = ResidentVectors(index, embedder.model_id) if embedder is not None else None
         if self.vectors is not None:
@@ -67,9 +67,9 @@ class Memory:
         self.syncer.listeners.append(self.leaves.apply)
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
-        self.leaves.room = self.pool.load_light
+        self.leaves.room = self.serving_pool.load_light
         if self.vectors is not None:
-            self.vectors.room = lambda load: self.pool.load_light(load, VECTORS_LOAD_LIMIT)
+            self.vectors.room = lambda load: self.serving_pool.load_light(load, VECTORS_LOAD_LIMIT)
         self.vault_name = config.vault.name
         self.sync_lock = threading.RLock()  # one sync at a time (watcher, seals, API)
         self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
@@ -163,7 +163,7 @@ class Memory:
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all()
-            self.pool.evict()  # a whole-vault pass read blocks the next saves do not need
+            self.serving_pool.evict()  # a whole-vault pass read blocks the next saves do not need
             self._synced = self.index.generation
             return stats
 
@@ -186,7 +186,7 @@ class Memory:
         The NER model runs in a child process that leaves when idle (`EntityDeriver.serve`)."""
         from vaultmind.entities.backfill import entity_deriver
 
-        self.pool.serve()
+        self.serving_pool.serve()
         deriver = entity_deriver(self)
         if deriver is not None:
             deriver.serve()  # NER in a child process, after saves rather than inside them
@@ -243,7 +243,7 @@ class Memory:
         from vaultmind.embed.static import StaticEmbedder
         from vaultmind.retrieval.people import query_entities
 
-        if self.pool.serving and isinstance(self.embedder, StaticEmbedder):
+        if self.serving_pool.serving and isinstance(self.embedder, StaticEmbedder):
             self.embedder.keep_as_stored()
         _ = self.leaves.document_frequency("")
         if self.vectors is not None and self.embedder is not None:
@@ -255,9 +255,9 @@ class Memory:
         if has_table(self.index, "occurrences"):
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities
-        self.pool.evict()  # the blocks loading read are not needed again
+        self.serving_pool.evict()  # the blocks loading read are not needed again
         release_freed_memory()
-        if self.pool.serving:
+        if self.serving_pool.serving:
             _freeze_loaded()
 
     def entity_graph(self) -> EntityGraph:
@@ -269,14 +269,14 @@ class Memory:
         question uses."""
         from vaultmind.retrieval.entity_graph import entity_graph, kept_entity_graph
 
-        if self.pool.serving:
+        if self.serving_pool.serving:
             kept = kept_entity_graph(self.index, since=self._synced)
             if kept is not None:
                 graph, stale = kept
                 if stale:
                     self._graph_wanted = True
                 return graph
-        return entity_graph(self.index, evict=self.pool.serving)
+        return entity_graph(self.index, evict=self.serving_pool.serving)
 
     def prepare_reads(self) -> None:
         """Bring the read path's views that follow the index by reloading (the entity graph) up
@@ -287,7 +287,7 @@ class Memory:
         from vaultmind.retrieval.entity_graph import entity_graph
 
         if has_table(self.index, "occurrences"):
-            entity_graph(self.index, evict=self.pool.serving)
+            entity_graph(self.index, evict=self.serving_pool.serving)
 
     def enrich(self, progress: Progress | None = None, *, background: bool = False) -> dict[str, Any]:
         """Work a sync leaves for later: NER on leaves past the inline budget, then entity notes
@@ -305,7 +305,7 @@ class Memory:
             nonlocal recognised
             recognised = done
             if background:
-                self.pool.trim()  # the step's reads and writes: not needed by the next save
+                self.serving_pool.trim()  # the step's reads and writes: not needed by the next save
                 self.yield_to_foreground()
                 if self.stopping.is_set():
                     raise _Stopping
@@ -417,7 +417,7 @@ class Memory:
             loading = self.loading
             counts, read = read_counts(self, loading=loading)
             if read:
-                self.pool.evict()
+                self.serving_pool.evict()
             report = status_report(self, counts, loading=loading, take_notice=take_notice)
         if self.serving_report is not None:
             report = with_daemon(report, self.serving_report())

@@ -86,7 +86,7 @@ class TreeKeeper:
                     return  # stopping: no graph rebuild nor tree pass on the way out
                 maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
-                self.memory.pool.trim(idle=True)
+                self.memory.serving_pool.trim(idle=True)
             except Exception as exc:  # keep the daemon alive; the next change retries
                 errors.append(f"trees: {type(exc).__name__}: {exc}")
                 log.exception("tree maintenance failed")

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 
 STATE_DIR = ".vaultmind"  # `vault.layout.STATE_DIR`, without importing it for every command
+# Held while a command's index is open in this process: `vaultmind mcp` answers calls on several
+# threads, and two indexes opened at once in one process conflict (their first writes to its tables).
+_OPENING = threading.RLock()
 
 
 def resolve_vault(arg: Path | None) -> Path:
@@ -114,7 +117,8 @@ def through_daemon_or_local(
     busy without one, the index is opened here. `progress`: a long command, which shows its
     progress when it runs here, and says what it waits for when the daemon has not answered
     after `REMOTE_QUIET_S`; `daemon_shows_progress`: the daemon shows this work's progress
-    in its own output (a sync, a reindex), so the notice points there.
+    in its own output (a sync, a reindex), so the notice points there. The index is opened
+    here by one thread at a time (`_OPENING`).
     """
     from vaultmind.client import find_daemon
     from vaultmind.errors import IndexBusy
@@ -125,7 +129,12 @@ def through_daemon_or_local(
         return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
     try:
         # an upgrade of the index that takes seconds is said whatever the command (`status` too)
-        with Progress(enabled=progress) as bar, Progress() as upgrade, Memory.open(config, progress=bar, upgrade=upgrade) as memory:
+        with (
+            _OPENING,
+            Progress(enabled=progress) as bar,
+            Progress() as upgrade,
+            Memory.open(config, progress=bar, upgrade=upgrade) as memory,
+        ):
             return local(memory)
     except IndexBusy:
         client = find_daemon(config)
