@@ -213,6 +213,8 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
     """Human listing of any mode's `{hits, total, truncated}`; the commands it names run on `vault`."""
     hits = result["hits"]
     query = result.get("query") or {}
+    if result.get("notice"):  # the embedder failed: the hits were found without dense search
+        print(safe(f"note: {result['notice']}"))
     window = query.get("time_window")
     if window:
         ahead = "; nothing in it yet: what was said before it" if query.get("window_ahead") else ""

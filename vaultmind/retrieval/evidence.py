@@ -147,6 +147,8 @@ def format_evidence(
             return within(budget_tokens, f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)\n" + none, none)
         return within(budget_tokens, "No evidence found in the memory for this question.", "No evidence found.")
     lines = []
+    if result.get("notice"):  # the embedder failed: the items were found without dense search
+        lines.append(str(result["notice"])[0].upper() + str(result["notice"])[1:] + ".")
     if unknown:
         lines.append(f"Not in the memory: {', '.join(unknown)}.")
     if query.get("corrected"):  # "lauch", no word the memory holds, read as "launch"
