@@ -302,6 +302,8 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
             f"admission {total:,} leaves: admitted {adm['admitted']:,}, dropped {adm['dropped']:,}, "
             f"gray (waiting for the LLM) {adm['gray']:,}"
         )
+        if adm.get("by_rules"):  # no Ollama answered: information, not a fault
+            lines.append(f"          {adm['by_rules']:,} of them decided by rules: the LLM was not reachable")
     if jobs:
         for job in report.get("jobs") or []:
             line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"
