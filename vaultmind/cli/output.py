@@ -139,6 +139,9 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
     if notes is not None:
         head += f" {counted(notes, 'note')}, {counted(int(chunks or 0), 'leaf', 'leaves')}"
     head += f" in {result.get('seconds', 0):.2f} s"
+    spent = [(what, seconds) for what, seconds in (("indexing", result.get("index_seconds")), ("entities", (result.get("enriched") or {}).get("seconds"))) if seconds is not None]
+    if spent:  # the whole command's time, and its parts
+        head += " (" + ", ".join(f"{what} {seconds:.2f} s" for what, seconds in spent) + ")"
     print(head)
     counts: tuple[str, ...] = ("added", "modified", "renamed", "deleted", "touched", "unchanged", "embedded", "kept_unreadable")
     if result.get("rebuilt"):  # every note was read again: none of them is new to the vault
