@@ -189,3 +189,23 @@ def test_questions_are_answered_without_dense_search_while_ollama_cannot_embed(v
             memory.warm()
             fake.failure, fake.embed_models["nomic-embed-text:latest"] = None, 8  # Ollama is back: no notice
             assert "notice" not in memory.walk("peppers")
+
+
+def test_a_sync_while_ollama_fails_says_so_once(vault: Path, fake: FakeOllama, caplog: pytest.LogCaptureFixture) -> None:
+    """A sync whose save fails to embed does not ask again for the backlog in the same sync:
+    one warning, one failed request. Before, the same warning came twice (and a timing-out
+    Ollama was waited for twice)."""
+    write(vault, "A.md", "# A\n\nfirst note about gardens\n")
+    with _open(vault, fake) as memory:
+        memory.sync()
+        fake.failure, fake.failure_paths, fake.failure_times = "500", {"/api/embed"}, None
+        write(vault, "B.md", "# B\n\nsecond note about bikes\n")
+        fake.clear()
+        with caplog.at_level("WARNING", logger="vaultmind"):
+            memory.sync()
+        deferred = [r for r in caplog.records if r.getMessage().startswith("embeddings deferred")]
+        assert len(deferred) == 1 and "HTTP 500" in deferred[0].getMessage()
+        assert len(fake.requests_to("/api/embed")) == 1
+        assert memory.syncer.embed_error is not None
+        fake.failure = None
+        assert memory.sync().embedded == 1  # the next sync embeds what waited
