@@ -47,6 +47,10 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
             "unknown embeddings provider 'olama'",
             "one of: e5, ollama, static",
         ),
+        ("[embeddings]\nbatch = 0\n", "[embeddings] batch = 0 must be a positive integer", "such as 256"),
+        ("[embeddings]\nbatch = -5\n", "[embeddings] batch = -5 must be a positive integer", "such as 256"),
+        ("[ollama]\ntimeout_s = -1\n", "[ollama] timeout_s = -1 must be a positive number of seconds", "such as 30"),
+        ("[vault]\nignore = [1]\n", "[vault] ignore = [1] must be a list of strings", 'such as ignore = ["Archive/**"]'),
     ],
 )
 def test_a_bad_setting_is_said_with_the_full_path_of_the_file(
@@ -101,3 +105,4 @@ def test_ingest_and_explain_check_every_setting_first_and_name_the_file(
     assert code == 1, err
     assert f"vaultmind: error: {config}: [entities] create_threshold must be at least 1" in err, err
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # nothing written
+

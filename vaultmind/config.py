@@ -174,6 +174,10 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
                     path=path,
                     hint=f"expected {_type_name(kind)}",
                 )
+            if isinstance(value, list) and not all(isinstance(item, str) for item in value):  # (a 1 was taken for the glob "1")
+                raise ConfigError(
+                    f"[{section}] {key} = {value!r} must be a list of strings", path=path, hint=f'such as {key} = ["Archive/**"]'
+                )
             values[attr] = _coerce(attr, value)
     if extra:
         values["extra"] = extra
@@ -206,6 +210,12 @@ def _validate(config: Config, path: Path) -> None:
         )
     if config.debounce_ms < 0 or config.step_ms <= 0:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
+    if config.embed_batch <= 0:  # (0 and below were taken as 1, silently)
+        raise ConfigError(f"[embeddings] batch = {config.embed_batch} must be a positive integer", path=path, hint="such as 256")
+    if config.ollama_timeout_s <= 0:  # (refused only once Ollama was asked, without the file)
+        raise ConfigError(
+            f"[ollama] timeout_s = {config.ollama_timeout_s:g} must be a positive number of seconds", path=path, hint="such as 30"
+        )
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"[server] port = {config.port} is no port", path=path, hint="use 0 (any free port) to 65535")
     if config.ingest_timezone and not _known_zone(config.ingest_timezone):
