@@ -106,3 +106,20 @@ def test_ingest_and_explain_check_every_setting_first_and_name_the_file(
     assert f"vaultmind: error: {config}: [entities] create_threshold must be at least 1" in err, err
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # nothing written
 
+
+def test_a_section_appended_twice_is_said_with_the_line_it_already_is_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config file lists every section, its keys commented: a snippet appended at the end
+    (`[embeddings]` and a key) declares the section twice. The hint names the line where it
+    already is; before, only "fix the TOML syntax"."""
+    vault = tmp_path / "v"
+    run_main(capsys, "init", "--demo", str(vault))
+    config = vault / ".vaultmind" / "config.toml"
+    shipped = config.read_text(encoding="utf-8")
+    at = shipped.splitlines().index("[embeddings]") + 1
+    config.write_text(shipped + '\n[embeddings]\nprovider = "static"\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0
+    assert f"{config}: cannot parse config" in err and f"[embeddings] is already in this file at line {at}" in err, err
+
