@@ -53,6 +53,26 @@ def test_evidence_reads_a_table_row_and_a_callout_out_of_their_note(
     assert "\\|" not in text and "[!" not in text and "^launch-date" not in text and "| ---" not in text, evidence
 
 
+GARDEN = "# Garden plan\n\nAlice Chen wants a budget of 200 euros.\n\n## Timeline\n\nPlant the peppers in April.\n"
+
+
+def test_a_hits_text_reads_its_headings_without_their_marks(
+    launch_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The listing and the evidence block show a leaf on one line: its headings read as the
+    start of what they head ("Timeline: Plant…"). Before, "# Garden plan Alice Chen wants …
+    ## Timeline Plant …", the `#` marks run into the sentences."""
+    write(launch_vault, "Garden.md", GARDEN)
+    capsys.readouterr()
+    for evidence in (False, True):
+        args = ["query", "walk", "garden budget peppers", "--vault", str(launch_vault)] + (["--evidence"] if evidence else [])
+        code, out, err = run_main(capsys, *args)
+        assert code == 0, err
+        shown = out[out.index("\n[1] ") :].splitlines()[2] if evidence else out.splitlines()[2]
+        assert "Garden plan: Alice Chen wants a budget of 200 euros. Timeline: Plant the peppers in April." in shown, out
+        assert "#" not in shown.split(), out
+
+
 def test_standalone_keeps_code_and_plain_lines() -> None:
     """Fenced code stays as written (a pipe or a ">" in it is code); a line without a table's
     rule under it is no table; a wikilink's escaped pipe outside a table is un-escaped too."""

@@ -47,6 +47,10 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
             "unknown embeddings provider 'olama'",
             "one of: e5, ollama, static",
         ),
+        ("[embeddings]\nbatch = 0\n", "[embeddings] batch = 0 must be a positive integer", "such as 256"),
+        ("[embeddings]\nbatch = -5\n", "[embeddings] batch = -5 must be a positive integer", "such as 256"),
+        ("[ollama]\ntimeout_s = -1\n", "[ollama] timeout_s = -1 must be a positive number of seconds", "such as 30"),
+        ("[vault]\nignore = [1]\n", "[vault] ignore = [1] must be a list of strings", 'such as ignore = ["Archive/**"]'),
     ],
 )
 def test_a_bad_setting_is_said_with_the_full_path_of_the_file(
@@ -101,3 +105,21 @@ def test_ingest_and_explain_check_every_setting_first_and_name_the_file(
     assert code == 1, err
     assert f"vaultmind: error: {config}: [entities] create_threshold must be at least 1" in err, err
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # nothing written
+
+
+def test_a_section_appended_twice_is_said_with_the_line_it_already_is_at(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The config file lists every section, its keys commented: a snippet appended at the end
+    (`[embeddings]` and a key) declares the section twice. The hint names the line where it
+    already is; before, only "fix the TOML syntax"."""
+    vault = tmp_path / "v"
+    run_main(capsys, "init", "--demo", str(vault))
+    config = vault / ".vaultmind" / "config.toml"
+    shipped = config.read_text(encoding="utf-8")
+    at = shipped.splitlines().index("[embeddings]") + 1
+    config.write_text(shipped + '\n[embeddings]\nprovider = "static"\n', encoding="utf-8")
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0
+    assert f"{config}: cannot parse config" in err and f"[embeddings] is already in this file at line {at}" in err, err
+

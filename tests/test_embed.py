@@ -8,6 +8,7 @@ import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -427,6 +428,27 @@ def test_ollama_bad_answers_become_embed_errors(fake: FakeOllama, failure: str) 
         embedder.embed(["x"])
     embedder.close()
     assert fake.host in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("answer", "texts", "said"),
+    [
+        (lambda vectors: vectors[:-1], ["x"], "sent 0 embeddings for 1 text (model"),
+        (lambda vectors: vectors[:-1], ["x", "y", "z"], "sent 2 embeddings for 3 texts (model"),
+        (lambda vectors: [[] for _ in vectors], ["x"], "sent 1 embedding of width 0 for 1 text"),
+    ],
+)
+def test_an_embed_answer_of_the_wrong_shape_is_said_in_words(
+    fake: FakeOllama, answer: Any, texts: list[str], said: str
+) -> None:
+    """Before: "sent (0,) embeddings for 1 texts", numpy's shape of the answer."""
+    fake.embed_answer = answer
+    embedder = _ollama(fake, batch=8)
+    with pytest.raises(EmbedError) as info:
+        embedder.embed(texts)
+    embedder.close()
+    assert said in str(info.value) and "(0," not in str(info.value)
+    assert "one vector is wanted per text" in str(info.value)
 
 
 def test_ollama_recovers_after_a_transient_failure(fake: FakeOllama) -> None:

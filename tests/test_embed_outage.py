@@ -155,3 +155,57 @@ def test_vectors_stored_under_the_tagged_name_are_kept(vault: Path, fake: FakeOl
         assert memory.vectors.model_id == "ollama:nomic-embed-text"
         assert memory.sync().embedded == 0 and memory.vectors.size == leaves
         assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [("ollama:nomic-embed-text",)]
+
+
+def _outage(fake: FakeOllama, how: str) -> None:
+    """Ollama stops embedding: an error on its side, the model gone, or no answer in time."""
+    if how == "model gone":
+        fake.embed_models.clear()
+    else:
+        fake.failure, fake.failure_paths, fake.failure_times = how, {"/api/embed"}, None
+
+
+@pytest.mark.parametrize("how", ["500", "model gone", "hang"])
+def test_questions_are_answered_without_dense_search_while_ollama_cannot_embed(vault: Path, how: str) -> None:
+    """Ollama fails to embed a question (HTTP 500, its model removed, no answer within
+    `[ollama] timeout_s`): walk, search and query_source answer from the other signals and
+    their `notice` says dense search was left out; the evidence block says it too, and the
+    daemon's warm-up does not fail. Before, every one of them raised the EmbedError."""
+    write(vault, "Garden.md", "# Garden\n\nWe plant peppers in April with Alice.\n")
+    write(vault, "Bikes.md", "# Bikes\n\nThe bike needs new brakes.\n")
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host, ollama_timeout_s=1.0)
+        with Memory.open(config) as memory:
+            memory.sync()
+            _outage(fake, how)
+            walked = memory.query("walk", {"query": "peppers", "evidence": True})
+            searched = memory.search("peppers")
+            sourced = memory.query("query_source", {"kind": "note", "query": "peppers"})
+            for answer in (walked, searched, sourced):
+                assert answer["hits"][0]["note_path"] == "Garden.md"
+                assert "no dense search" in answer["notice"]
+            assert "No dense search" in walked["evidence"]
+            assert all("dense" not in hit["breakdown"] for hit in searched["hits"])
+            memory.warm()
+            fake.failure, fake.embed_models["nomic-embed-text:latest"] = None, 8  # Ollama is back: no notice
+            assert "notice" not in memory.walk("peppers")
+
+
+def test_a_sync_while_ollama_fails_says_so_once(vault: Path, fake: FakeOllama, caplog: pytest.LogCaptureFixture) -> None:
+    """A sync whose save fails to embed does not ask again for the backlog in the same sync:
+    one warning, one failed request. Before, the same warning came twice (and a timing-out
+    Ollama was waited for twice)."""
+    write(vault, "A.md", "# A\n\nfirst note about gardens\n")
+    with _open(vault, fake) as memory:
+        memory.sync()
+        fake.failure, fake.failure_paths, fake.failure_times = "500", {"/api/embed"}, None
+        write(vault, "B.md", "# B\n\nsecond note about bikes\n")
+        fake.clear()
+        with caplog.at_level("WARNING", logger="vaultmind"):
+            memory.sync()
+        deferred = [r for r in caplog.records if r.getMessage().startswith("embeddings deferred")]
+        assert len(deferred) == 1 and "HTTP 500" in deferred[0].getMessage()
+        assert len(fake.requests_to("/api/embed")) == 1
+        assert memory.syncer.embed_error is not None
+        fake.failure = None
+        assert memory.sync().embedded == 1  # the next sync embeds what waited

@@ -284,8 +284,23 @@ def test_existing_never_overwrites_a_vaultmind_file_the_user_changed(tmp_path: P
 def test_existing_needs_a_folder(tmp_path: Path) -> None:
     with pytest.raises(VaultError) as exc:
         init_vault(tmp_path / "missing", existing=True)
-    assert "without --existing" in (exc.value.hint or "")
+    assert f"`vaultmind init {tmp_path / 'missing'}`" in (exc.value.hint or "")
     assert not (tmp_path / "missing").exists()
+
+
+def test_existing_of_a_file_names_a_command_that_works(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`init NOTE.md --existing`: the hint names the folder holding the file, with a command
+    `init` accepts. Before, it sent the user to `init NOTE.md`, which fails as well."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "a.md").write_text("# A\n", encoding="utf-8")
+    code, _, err = run_main(capsys, "init", str(notes / "a.md"), "--existing")
+    assert code != 0 and "is a file, not a vault folder" in err
+    hinted = re.findall(r"`vaultmind (init [^`]+)`", err)
+    assert hinted == [f"init --existing {notes}"], err
+    code, _, err = run_main(capsys, *hinted[0].split())
+    assert code == 0, err
+    assert (notes / ".vaultmind" / "config.toml").is_file()
 
 
 def test_existing_warns_about_user_notes_in_vaultmind_folders(tmp_path: Path) -> None:

@@ -526,36 +526,50 @@ def test_gray_leaf_is_decided_once_and_the_answer_cached(vault: Path) -> None:
         assert memory.index.scalar("SELECT count(*) FROM admission WHERE stage = 'llm'") == 2
 
 
-def test_ollama_down_defers_and_never_blocks_the_sync(vault: Path) -> None:
+def test_no_ollama_decides_the_gray_band_by_rules_and_the_queue_stays_healthy(vault: Path) -> None:
+    """No Ollama at the host (none installed): the gray leaf's job finds nothing to ask and
+    decides it by the rules, as `[admission] llm = false` would, the reason saying why; the
+    queue is healthy, status counts it as decided by rules. Before, the leaf stayed gray and
+    held back from the trees, and the queue said "degraded" from the first `serve`. With
+    Ollama there, the next gray leaf is the LLM's to decide."""
     gray_vault(vault)
     with Memory.open(llm_config(vault, f"http://127.0.0.1:{free_port()}")) as memory:
         stats = memory.sync()
         assert stats.leaves_written == 4
-        _gate_closes_without_an_attempt(memory)
-        assert gray_row(memory)[0] == "gray"  # searchable, pending for the trees
-        assert memory.search("hiking deer lake")["hits"]  # gray leaves are searchable
-        chat_note(vault, CHAT, [*MESSAGES, ("Eve", "Deadline for the grant report is 2024-04-01", "")])
-        assert memory.sync().modified == 1  # syncing is unaffected
+        with WorkerPool(memory.config, memory) as pool:
+            assert pool.drain(timeout_s=20) == 1
+            assert pool.status()["llm_gate"] == "open"
+        decision, stage, importance, reason = gray_row(memory)
+        assert (decision, stage, importance) == ("admitted", "fallback", None)
+        assert reason.startswith("LLM not reachable at http://127.0.0.1:") and "admission by rules" in reason
+        assert memory.index.query("SELECT status, attempts, failure_class FROM jobs") == [("done", 1, None)]
         status = queue_status(memory.index)
-        assert status["health"] == "degraded" and status["causes"][0]["failure_class"] == "llm_unreachable"
+        assert status["health"] == "ok" and status["causes"] == []
+        assert memory.status()["admission"]["by_rules"] == 1
+        chat_note(vault, CHAT.replace("2024-03-04", "2024-03-05"), [(who, text.replace("deer", "geese"), "") for who, text, _ in MESSAGES])
+        assert memory.sync().added == 1
 
     with (
         FakeOllama(responder=json_responder(0.2)) as fake,
         Memory.open(llm_config(vault, fake.host)) as memory,
     ):
-        retry(memory.index, now=now_ms(), deferred=True)
         with WorkerPool(memory.config, memory) as pool:
             pool.drain(timeout_s=20)
-        assert gray_row(memory)[:3] == ("dropped", "llm", 0.2)
+        assert len(fake.requests_to("/api/chat")) == 1  # the new gray leaf, not the decided one
+        assert gray_row(memory)[:2] == ("admitted", "fallback")
+        assert memory.index.scalar("SELECT count(*) FROM admission WHERE stage = 'llm' AND decision = 'dropped'") == 1
 
 
-def test_a_connect_that_times_out_closes_the_gate_without_burning_an_attempt(vault: Path) -> None:
-    """A host that never accepts is as absent as one that refuses: the job waits (deferred,
-    no attempt counted) instead of failing after five full timeouts."""
+def test_a_connect_that_times_out_is_no_ollama_either(vault: Path) -> None:
+    """A host that never accepts is as absent as one that refuses: the gray leaf is decided by
+    the rules instead of failing after five full timeouts."""
     gray_vault(vault)
     with silent_host() as host, Memory.open(make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 1\n')) as memory:
         memory.sync()
-        _gate_closes_without_an_attempt(memory)
+        with WorkerPool(memory.config, memory) as pool:
+            assert pool.drain(timeout_s=20) == 1
+        assert gray_row(memory)[:2] == ("admitted", "fallback")
+        assert queue_status(memory.index)["health"] == "ok"
 
 
 def test_a_job_whose_llm_call_outlasts_lease_s_is_never_claimed_twice(vault: Path) -> None:
@@ -687,15 +701,14 @@ def test_reconcile_repairs_rows_from_a_warm_cache(vault: Path) -> None:
 
 def test_queue_and_retry_commands(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gray_vault(vault)
-    llm_config(vault, f"http://127.0.0.1:{free_port()}")
-    assert main(["queue", "--run", "--vault", str(vault), "--json", "--timeout", "30"]) == 0
+    with FakeOllama(failure="500") as fake:  # Ollama fails: the job waits to be tried again
+        llm_config(vault, fake.host)
+        assert main(["queue", "--run", "--vault", str(vault), "--json", "--timeout", "30"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ran"] == 1 and report["deferred"] == 1 and report["admission"]["gray"] == 1
     assert main(["queue", "--list", "--vault", str(vault)]) == 0
     out = capsys.readouterr().out
-    assert (
-        "deferred 1" in out and "llm_unreachable" in out and "ollama serve" in out and "llm_importance" in out
-    )
+    assert "deferred 1" in out and "transient" in out and "HTTP 500" in out and "llm_importance" in out
     assert main(["retry", "--all", "--vault", str(vault), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["requeued"] == 1
     assert main(["retry", "999", "--vault", str(vault)]) == 4
@@ -766,13 +779,3 @@ def _work_until_empty(memory: Memory, pool: WorkerPool, *, tries: int) -> None:
             threading.Event().wait(0.02)
     finally:
         pool.stop(timeout_s=10)
-
-
-def _gate_closes_without_an_attempt(memory: Memory) -> None:
-    """Ollama absent: one probe closes the LLM gate, and the job waits with no attempt counted."""
-    pool = WorkerPool(memory.config, memory)
-    assert pool.drain(timeout_s=20) == 1  # one probe, then the gate closes
-    assert pool.status()["llm_gate"] == "closed"
-    pool.close()
-    job = memory.index.query("SELECT status, attempts, failure_class, last_error FROM jobs")[0]
-    assert job[:3] == ("ready", 0, "llm_unreachable") and "cannot connect" in job[3]

@@ -154,5 +154,5 @@ def test_a_task_question_cites_and_shows_the_tasks_not_the_decision_above_them(v
         assert first["note_path"] == "Meetings/Launch sync.md"
         assert first["anchor"].endswith("#Action items") and first["wikilink"].endswith("#Action items]]")
         item = format_evidence(result).split("\n[2]")[0]
-        assert "… ## Action items - [ ] Alice: move the venue booking" in item
+        assert "… Action items: - [ ] Alice: move the venue booking" in item
         assert "Move the public launch" not in item

@@ -7,6 +7,7 @@ Every key is documented in `vault_template/.vaultmind/config.toml`.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -129,9 +130,11 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
     path = root / CONFIG_RELPATH
     if path.is_file():
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot parse config: {exc}", path=path, hint="fix the TOML syntax") from exc
+            hint = _declared_before(str(exc), text) if isinstance(exc, tomllib.TOMLDecodeError) else None
+            raise ConfigError(f"cannot parse config: {exc}", path=path, hint=hint or "fix the TOML syntax") from exc
         values.update(_from_toml(data, path))
     for env, attr in _ENV.items():
         if os.environ.get(env):
@@ -140,6 +143,24 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
     config = Config(vault=root, template_folders=template_folders(root), **values)
     _validate(config, path)
     return config
+
+
+_TWICE = re.compile(r"Cannot declare \((.+?),?\) twice")
+
+
+def _declared_before(message: str, text: str) -> str | None:
+    """Of a section declared twice (a snippet appended under a header the file already has,
+    commented keys and all): where it already is, and what to do."""
+    twice = _TWICE.search(message)
+    if twice is None:
+        return None
+    names = [name.strip().strip("'\"") for name in twice.group(1).split(",") if name.strip()]
+    header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, names)) + r"\s*\]")
+    line = next((n for n, row in enumerate(text.splitlines(), start=1) if header.match(row)), None)
+    if line is None:
+        return None
+    section = ".".join(names)
+    return f"[{section}] is already in this file at line {line}: put the setting there (uncomment it if it is shown commented) and remove the second [{section}]"
 
 
 def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -174,6 +195,10 @@ def _from_toml(data: dict[str, Any], path: Path) -> dict[str, Any]:
                     path=path,
                     hint=f"expected {_type_name(kind)}",
                 )
+            if isinstance(value, list) and not all(isinstance(item, str) for item in value):  # (a 1 was taken for the glob "1")
+                raise ConfigError(
+                    f"[{section}] {key} = {value!r} must be a list of strings", path=path, hint=f'such as {key} = ["Archive/**"]'
+                )
             values[attr] = _coerce(attr, value)
     if extra:
         values["extra"] = extra
@@ -206,6 +231,12 @@ def _validate(config: Config, path: Path) -> None:
         )
     if config.debounce_ms < 0 or config.step_ms <= 0:
         raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
+    if config.embed_batch <= 0:  # (0 and below were taken as 1, silently)
+        raise ConfigError(f"[embeddings] batch = {config.embed_batch} must be a positive integer", path=path, hint="such as 256")
+    if config.ollama_timeout_s <= 0:  # (refused only once Ollama was asked, without the file)
+        raise ConfigError(
+            f"[ollama] timeout_s = {config.ollama_timeout_s:g} must be a positive number of seconds", path=path, hint="such as 30"
+        )
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"[server] port = {config.port} is no port", path=path, hint="use 0 (any free port) to 65535")
     if config.ingest_timezone and not _known_zone(config.ingest_timezone):

@@ -20,7 +20,7 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import NotFound
+from vaultmind.errors import EmbedError, NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -251,7 +251,10 @@ class Memory:
             # static model's: ~60 MB) are then never held at once (at 50k notes the daemon's
             # start-up peaked while the vectors were clustered, the model loaded).
             self.vectors.prepare()
-            self.vectors.search(self.embedder.embed(["warm up"])[0], 1)
+            try:
+                self.vectors.search(self.embedder.embed(["warm up"])[0], 1)
+            except EmbedError as exc:  # Ollama down: questions are answered without dense search
+                log.warning("the embedding model did not answer the warm-up: %s", exc)
         if has_table(self.index, "occurrences"):
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities

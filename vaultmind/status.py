@@ -257,7 +257,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
         },
         "entities": entities,
         "admission": counts["admission"],
-        "queue": _llm_waits(queue_status(idx, vault=config.vault), config, counts["admission"]["gray"]),
+        "queue": _llm_waits(queue_status(idx, vault=config.vault), config),
         # each with whether the file is indexed all the same (a warning) or left out
         "problems": [{**p, "indexed": p["kind"] in INDEXED_ANYWAY} for p in counts["problems"]],
         "ingest_warnings": kept_warnings(config.state_dir),  # what each kind's last ingest left out, and why
@@ -283,19 +283,17 @@ def with_daemon(report: dict[str, Any], daemon: dict[str, Any]) -> dict[str, Any
     return report
 
 
-def _llm_waits(queue: dict[str, Any], config: Config, gray: int) -> dict[str, Any]:
-    """The queue's report with a `notice` when its LLM work waits on an Ollama that does not
-    answer (health "degraded" from the queue): the host, the gray leaves waiting for their
-    admission decision (no fallback decides them while `[admission] llm` is on; summaries fall
-    back to extractive ones by themselves) and what to do."""
+def _llm_waits(queue: dict[str, Any], config: Config) -> dict[str, Any]:
+    """The queue's report with a `notice` when its LLM work (summaries by `[trees] summarizer`)
+    waits on an Ollama that does not answer (health "degraded" from the queue): the host and
+    what to do. Gray admission leaves never wait for it: with no Ollama to ask, the rules
+    decide them (`admission.importance`), which status counts as information."""
     if not any(c["failure_class"] == "llm_unreachable" and c["state"] == "deferred" for c in queue["causes"]):
         return queue
-    verb = "waits" if gray == 1 else "wait"
-    waiting = f"{counted(gray, 'leaf', 'leaves')} {verb} for the LLM's admission decision" if gray else "its LLM work waits"
     notice = (
-        f"Ollama at {config.ollama_host} is not reachable: {waiting} (summaries are extractive meanwhile); "
+        f"Ollama at {config.ollama_host} is not reachable: its LLM work waits (summaries are extractive meanwhile); "
         f"start Ollama (`ollama serve`) and see `{command_line('doctor', vault=config.vault)}`; without it, "
-        'set [admission] llm = false and [trees] summarizer = "fallback", then run '
+        'set [trees] summarizer = "fallback", then run '
         f"`{command_line('sync', vault=config.vault)}` (restarting a running `{command_line('serve', vault=config.vault)}` first)"
     )
     return {**queue, "notice": notice}

@@ -53,6 +53,7 @@ class Syncer(Applier):
     def sync_all(self, *, rebuild: bool = False) -> SyncStats:
         """Bring the whole index in step with the vault. `rebuild` drops derived rows first."""
         started = time.perf_counter()
+        self._embed_failed = False
         if self.index.get_meta("needs_rebuild"):
             rebuild = True  # the index was upgraded: derive the new tables for every note
         cut_at = self.index.get_meta("chunk_tokens")
@@ -106,6 +107,7 @@ class Syncer(Applier):
         deleted since it was indexed is counted in `deleted` instead). `gone`: paths removed on
         purpose (the places renamed notes left), synced alike, never missing, whoever synced them first."""
         started = time.perf_counter()
+        self._embed_failed = False
         scan = ScanResult()
         expected = {rel.strip("/") for rel in gone}
         given = sorted(({rel.strip("/") for rel in paths} | expected) - {""})

@@ -76,6 +76,7 @@ class Applier:
         self._memory = LoweredLimit(index)
         self._out_of_memory = 0  # batches of the current sync retried with DuckDB's full limit
         self._vectors_deferred = False  # a whole-vault load left its vectors to `_embed_backlog`
+        self._embed_failed = False  # the embedder failed in the current sync: not asked again in it
         # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
         # commit and again after (`_shed`)
         self.lean = False
@@ -85,11 +86,19 @@ class Applier:
         self.stopping: threading.Event | None = None
         self.in_batches = False  # a sync applies its batches (it stops at their boundaries)
 
+    def _deferred(self, exc: EmbedError) -> None:
+        """The embedder failed: said once, and not asked again in this sync (its later batches
+        and its backlog wait for the next one: each try would wait for the same failure)."""
+        self.embed_error = str(exc)
+        self._embed_failed = True
+        log.warning("embeddings deferred: %s", exc)
+
     def _embed_backlog(self, stats: SyncStats) -> None:
         """A whole-vault sync also embeds leaves an apply left without a vector (a failed
         provider, a model switched or answering another dimension), once the model's former ids'
         vectors are its own; a watcher batch, only after a failure (`_embed_saved`)."""
-        if self.embedder is None:
+        if self.embedder is None or self._embed_failed:  # it failed this sync's saves: said once
+            self._vectors_deferred = False
             return
         deferred, self._vectors_deferred = self._vectors_deferred, False
         adopted = adopt_former_ids(self.index, self.embedder)
@@ -100,8 +109,7 @@ class Applier:
                 backlog = self._embed_missing()
             self.embed_error = None
         except EmbedError as exc:
-            self.embed_error = str(exc)
-            log.warning("embeddings deferred: %s", exc)
+            self._deferred(exc)
             return
         if backlog or adopted:
             stats.embedded += backlog
@@ -301,7 +309,7 @@ class Applier:
             # a whole-vault load writes the vectors after its rows, in a pass of their own
             # (`_embed_backlog`): their row groups then never fill beside the other tables'
             self._vectors_deferred = True
-        elif self.embedder is not None:
+        elif self.embedder is not None and not self._embed_failed:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
                 # Otherwise only new texts: a leaf id derives from its text, so a leaf deleted
@@ -311,8 +319,7 @@ class Applier:
                 self.embed_error = None
             except EmbedError as exc:
                 # Lexical rows are committed; dense vectors wait for the next sync.
-                self.embed_error = str(exc)
-                log.warning("embeddings deferred: %s", exc)
+                self._deferred(exc)
         # Rows built by the workers come without their term counts: resident structures reload.
         reset = rebuild or bool(rows.chunks)
         change = ChangeSet(removed=removed_ids, added=[] if reset else rows.deltas(), reset=reset, vectors=embedded)

@@ -20,7 +20,8 @@ as Ollama does. Failure modes (`failure`, applied to `failure_paths`, for the fi
 `failure_times` matching requests or forever when None): "500" (an error JSON), "garbage"
 (200 with a body that is not JSON), "hang" (no answer until the client gives up or the fake
 stops), "disconnect" (the connection is closed without an answer). `delay_s` postpones every
-POST answer. Attributes may be changed while the server runs. Every request is recorded in
+POST answer; `embed_answer` turns the vectors `/api/embed` would send into what it sends (one
+fewer, empty ones). Attributes may be changed while the server runs. Every request is recorded in
 `requests` (thread-safe list of `RecordedRequest`).
 
 Only the standard library is used; the server listens on 127.0.0.1 on a free port.
@@ -94,6 +95,7 @@ class FakeOllama:
         failure: str | None = None,
         failure_paths: Iterable[str] = ("/api/chat", "/api/generate", "/api/embed"),
         failure_times: int | None = None,
+        embed_answer: Callable[[list[list[float]]], Any] | None = None,
     ) -> None:
         if failure is not None and failure not in FAILURES:
             raise ValueError(f"failure must be one of {FAILURES}, got {failure!r}")
@@ -106,6 +108,7 @@ class FakeOllama:
         self.failure = failure
         self.failure_paths: set[str] = set(failure_paths)
         self.failure_times = failure_times
+        self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._stop = threading.Event()
@@ -314,11 +317,12 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             wanted = body.get("dimensions")
             if isinstance(wanted, int) and 0 < wanted < dim:
                 dim = wanted
+            vectors = [fake_vector(model, t, dim) for t in texts]
             self._json(
                 200,
                 {
                     "model": model,
-                    "embeddings": [fake_vector(model, t, dim) for t in texts],
+                    "embeddings": vectors if fake.embed_answer is None else fake.embed_answer(vectors),
                     "total_duration": 1000,
                     "load_duration": 10,
                     "prompt_eval_count": sum(len(t.split()) for t in texts),

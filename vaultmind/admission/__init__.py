@@ -43,9 +43,12 @@ def admission_status(index: Index) -> dict[str, Any]:
             SELECT CASE WHEN contains(reason, 'chitchat') THEN 'chitchat'
                         WHEN starts_with(reason, 'score ') THEN 'low score'
                         WHEN starts_with(reason, 'LLM importance') THEN 'LLM: not important'
+                        WHEN starts_with(reason, 'LLM not reachable') THEN 'by rules: LLM not reachable'
                         ELSE 'other' END AS kind, count(*) AS n
             FROM admission WHERE decision = 'dropped' GROUP BY 1 ORDER BY n DESC, kind
             """
         )
     ]
-    return {**counts, "by_stage": by_stage, "drop_reasons": reasons}
+    # gray leaves decided by the rules for want of an Ollama to ask (information, not a fault)
+    by_rules = int(index.scalar("SELECT count(*) FROM admission WHERE starts_with(reason, 'LLM not reachable')") or 0)
+    return {**counts, "by_stage": by_stage, "drop_reasons": reasons, "by_rules": by_rules}

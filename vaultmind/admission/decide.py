@@ -10,8 +10,8 @@
 - score >= `keep` → admitted; score <= `drop` → dropped; in between → gray: the LLM is asked
   once (cached by content hash + model + prompt hash) and its importance decides
   (>= `llm_keep` admitted, else dropped). When the LLM is switched off (`admission.llm =
-  false`) or gave no usable answer, a gray leaf is decided by its score against the middle
-  of the band.
+  false`), gave no usable answer, or no Ollama answers at its host (none installed, say), a
+  gray leaf is decided by its score against the middle of the band.
 
 Calibration (keep 0.58, drop 0.45). The reference design's constants (keep 0.85, drop 0.15,
 neutral 0.5 for absent engagement) could never fire: every chunk went to the LLM. These were
@@ -266,6 +266,12 @@ def resolve_gray(
     if note:
         reason += f": {note}"
     return Decision(verdict, cheap.score, reason, "llm", cheap.signals, importance, model)
+
+
+def by_rules(cheap: Decision, policy: Policy, why: str) -> Decision:
+    """A gray leaf decided without the LLM, by its score against the middle of the band (no
+    LLM answers: `importance.decide_by_rules`)."""
+    return _by_middle(cheap.score, cheap.signals, policy, why)
 
 
 def _by_middle(

@@ -6,23 +6,27 @@ stores the answer in `llm_cache` — which survives reindex — and, in the same
 updates every gray admission row with that content. The deriver consults the same cache, so
 a cold rebuild gives the same rows once the cache is warm, and never asks twice.
 
-Ollama down → the job is deferred (no attempt burned; see `queue.failures`) and the leaf stays
-gray: searchable like any leaf, pending for the trees. A model that answers without usable
-JSON is a result too: it is cached, and the leaf is decided by its cheap score.
+No Ollama at the configured host (none installed, or not started) → every gray leaf is decided
+by the rules, its score against the middle of the band (`decide.by_rules`; the reason says
+"LLM not reachable … admission by rules"), as with `[admission] llm = false`: nothing waits, and
+status tells it as information, not as a degraded queue. That decision is not cached: a cold
+rebuild asks again. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
+A model that answers without usable JSON is a result too: it is cached, and the leaf is
+decided by its cheap score.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from vaultmind.admission.decide import Decision, Policy, resolve_gray
+from vaultmind.admission.decide import Decision, Policy, by_rules, resolve_gray
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
+from vaultmind.llm.ollama_chat import LlmBadAnswer, LlmUnreachable, prompt_hash
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from vaultmind.config import Config
 
 KIND = "llm_importance"
+UNREACHABLE = "LLM not reachable"  # how a decision by rules for want of Ollama begins its reason
 TASK = "importance"
 MAX_CHARS = 8000
 
@@ -139,27 +144,29 @@ def apply_answer(
     con: duckdb.DuckDBPyConnection, content_hash: str, answer: Mapping[str, Any], model: str, policy: Policy
 ) -> int:
     """Update every gray admission row with this content from a cached answer; returns how many."""
+    return _decide_gray(con, lambda cheap: decide_from_cache(cheap, answer, model, policy), content_hash)
+
+
+def decide_by_rules(con: duckdb.DuckDBPyConnection, policy: Policy, why: str) -> int:
+    """Decide every gray admission row by the rules (`decide.by_rules`): no LLM answers."""
+    return _decide_gray(con, lambda cheap: by_rules(cheap, policy, why))
+
+
+def _decide_gray(
+    con: duckdb.DuckDBPyConnection, decide: Callable[[Decision], Decision], content_hash: str | None = None
+) -> int:
+    """Update the gray admission rows (of `content_hash`, or all) with `decide`'s decision."""
     rows = con.execute(
-        "SELECT leaf_id, note_path, score, reason, signals FROM admission WHERE content_hash = ? AND decision = 'gray' "
-        "ORDER BY note_path, leaf_id",
-        [content_hash],
+        "SELECT leaf_id, note_path, content_hash, score, reason, signals FROM admission "
+        "WHERE decision = 'gray' AND (? IS NULL OR content_hash = ?) ORDER BY note_path, leaf_id",
+        [content_hash, content_hash],
     ).fetchall()
-    for leaf_id, note_path, score, reason, signals in rows:
-        cheap = Decision("gray", float(score), str(reason), "cheap", json.loads(signals))
-        final = decide_from_cache(cheap, answer, model, policy)
+    for leaf_id, note_path, leaf_hash, score, reason, signals in rows:
+        final = decide(Decision("gray", float(score), str(reason), "cheap", json.loads(signals)))
         con.execute(
             "UPDATE admission SET decision = ?, reason = ?, stage = ?, llm_importance = ?, llm_model = ? "
             "WHERE leaf_id = ? AND note_path = ? AND content_hash = ? AND decision = 'gray'",
-            [
-                final.decision,
-                final.reason,
-                final.stage,
-                final.llm_importance,
-                final.llm_model,
-                leaf_id,
-                note_path,
-                content_hash,
-            ],
+            [final.decision, final.reason, final.stage, final.llm_importance, final.llm_model, leaf_id, note_path, leaf_hash],
         )
     return len(rows)
 
@@ -216,7 +223,12 @@ def run(ctx: JobContext, job: Job) -> str | None:
     if answer is None:
         if text is None:
             return "target gone: no gray leaf has this content any more"
-        answer = ask(ctx, str(text))
+        try:
+            answer = ask(ctx, str(text))
+        except LlmUnreachable:  # no Ollama there (none installed, say): the rules decide, nothing waits
+            with index.transaction() as con:
+                decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {ctx.config.ollama_host}: admission by rules")
+            return f"{UNREACHABLE}: {decided} gray leaves decided by rules"
         note = None
     else:
         note = "answer was cached"

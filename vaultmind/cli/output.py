@@ -139,6 +139,9 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
     if notes is not None:
         head += f" {counted(notes, 'note')}, {counted(int(chunks or 0), 'leaf', 'leaves')}"
     head += f" in {result.get('seconds', 0):.2f} s"
+    spent = [(what, seconds) for what, seconds in (("indexing", result.get("index_seconds")), ("entities", (result.get("enriched") or {}).get("seconds"))) if seconds is not None]
+    if spent:  # the whole command's time, and its parts
+        head += " (" + ", ".join(f"{what} {seconds:.2f} s" for what, seconds in spent) + ")"
     print(head)
     counts: tuple[str, ...] = ("added", "modified", "renamed", "deleted", "touched", "unchanged", "embedded", "kept_unreadable")
     if result.get("rebuilt"):  # every note was read again: none of them is new to the vault
@@ -221,6 +224,8 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
     """Human listing of any mode's `{hits, total, truncated}`; the commands it names run on `vault`."""
     hits = result["hits"]
     query = result.get("query") or {}
+    if result.get("notice"):  # the embedder failed: the hits were found without dense search
+        print(safe(f"note: {result['notice']}"))
     window = query.get("time_window")
     if window:
         ahead = "; nothing in it yet: what was said before it" if query.get("window_ahead") else ""
@@ -308,6 +313,8 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
             f"admission {total:,} leaves: admitted {adm['admitted']:,}, dropped {adm['dropped']:,}, "
             f"gray (waiting for the LLM) {adm['gray']:,}"
         )
+        if adm.get("by_rules"):  # no Ollama answered: information, not a fault
+            lines.append(f"          {adm['by_rules']:,} of them decided by rules: the LLM was not reachable")
     if jobs:
         for job in report.get("jobs") or []:
             line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"

@@ -20,6 +20,7 @@ import numpy as np
 from vaultmind.embed.base import Vectors, normalize_rows
 from vaultmind.errors import EmbedError
 from vaultmind.llm.ollama_client import open_client
+from vaultmind.plural import counted
 
 if TYPE_CHECKING:
     import ollama
@@ -173,8 +174,9 @@ class OllamaEmbedder:
             raise EmbedError(f"{where} sent embeddings that are not numbers: {_short(exc)}") from exc
         if array.ndim != 2 or array.shape[0] != expected or array.shape[1] == 0:
             raise EmbedError(
-                f"{where} sent {array.shape} embeddings for {expected} texts",
-                hint=f"is {self._host} an Ollama server? {_CONFIG_HINT}",
+                f"{where} sent {_shape_in_words(array)} for {counted(expected, 'text')} (model {self._model!r})",
+                hint=f"one vector is wanted per text: is {self._host} an Ollama server, and {self._model!r} an "
+                f"embedding model (`ollama show {self._model}`)? {_CONFIG_HINT}",
             )
         if not np.isfinite(array).all():
             raise EmbedError(f"{where} sent non-finite embedding values for model {self._model!r}")
@@ -183,6 +185,14 @@ class OllamaEmbedder:
             log.warning("%s changed the dimension of %r from %d to %d", where, self._model, self._dim, dim)
         self._dim = dim
         return array
+
+
+def _shape_in_words(array: Vectors) -> str:
+    """What an embed answer of the wrong shape held ("0 embeddings", "2 embeddings of width
+    0"): the client lets through only a list of lists of numbers, maybe empty."""
+    rows = int(array.shape[0]) if array.ndim >= 1 else 0
+    empty = array.ndim == 2 and rows > 0 and array.shape[1] == 0
+    return counted(rows, "embedding") + (" of width 0" if empty else "")
 
 
 def _clip(text: str, limit: int = 200) -> str:

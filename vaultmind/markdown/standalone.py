@@ -7,13 +7,16 @@ callout's `> [!warning] Title` marker and a block id (`^launch-date`) say nothin
 citation already carries the block id). `standalone` renders each readably: a table's rows as
 "Header: value; Header: value.", a callout's head as "Warning: Title.", quote markers and
 block ids left out, and a wikilink's escaped pipe un-escaped. Code inside fences is kept as it is.
+`one_line` sets it on one line, as the evidence block and the listing show a leaf, a heading
+read as the start of what it heads ("Timeline: Plant in April"), not its `#` marks run into
+the sentence before it.
 """
 
 from __future__ import annotations
 
 import re
 
-from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, QUOTE_RE, fence_after
+from vaultmind.markdown.blocks import BLOCK_ID_RE, CALLOUT_RE, QUOTE_RE, atx_heading, fence_after
 
 _ESCAPED_LINK_PIPE = re.compile(r"(\[\[[^\[\]\n]*?)\\\|([^\[\]\n]*?\]\])")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
@@ -51,6 +54,31 @@ def standalone(text: str) -> str:
             out.append(BLOCK_ID_RE.sub("", line.rstrip()))
         i += 1
     return _ESCAPED_LINK_PIPE.sub(r"\1|\2", "\n".join(out))
+
+
+def one_line(text: str) -> str:
+    """`text` (as `standalone` gives it) on one line, its headings read (`readable_headings`)."""
+    return " ".join(readable_headings(text).split())
+
+
+def readable_headings(text: str) -> str:
+    """`text` with each heading outside code fences as the text it heads begins ("## Timeline"
+    → "Timeline:"); its lines stay lines."""
+    out: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        toggled = fence_after(line, fence)
+        if toggled is not None or fence:
+            fence = fence if toggled is None else toggled
+            out.append(line)
+            continue
+        heading = atx_heading(line)
+        out.append(line if heading is None else _headed(heading[1]))
+    return "\n".join(out)
+
+
+def _headed(text: str) -> str:
+    return text if not text or text[-1] in ".!?:;" else f"{text}:"
 
 
 def _is_row(line: str) -> bool:

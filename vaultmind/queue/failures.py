@@ -154,9 +154,9 @@ def describe(failure_class: str, vault: Path | None = None) -> str:
         "corrupt_index": f"the index is damaged; run `{command_line('reindex', vault=vault)}` (it is rebuilt from the vault)",
         "read_only_vault": "the vault is read-only; make it writable and the work resumes",
         "llm_unreachable": "Ollama is not reachable; the work waits (start `ollama serve`; without it, "
-        f"set [admission] llm = false and run `{command_line('sync', vault=vault)}`, restarting a running "
+        f"set [trees] summarizer = \"fallback\" and run `{command_line('sync', vault=vault)}`, restarting a running "
         f"`{command_line('serve', vault=vault)}` first, "
-        "to decide gray messages by their score)",
+        "for extractive summaries)",
         "transient": "a temporary error; retrying with backoff",
         "unrecoverable": f"retrying cannot help until you act; fix the cause, then `{command_line('retry', vault=vault)}`",
     }.get(failure_class, failure_class)

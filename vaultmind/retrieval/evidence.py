@@ -26,7 +26,7 @@ from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.spans import hard_split
-from vaultmind.markdown.standalone import standalone
+from vaultmind.markdown.standalone import one_line, readable_headings, standalone
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
@@ -149,6 +149,8 @@ def format_evidence(
             return within(budget_tokens, f"Time window: {window['start']} – {window['end']} (from “{window['text']}”)\n" + none, none)
         return within(budget_tokens, "No evidence found in the memory for this question.", "No evidence found.")
     lines = []
+    if result.get("notice"):  # the embedder failed: the items were found without dense search
+        lines.append(str(result["notice"])[0].upper() + str(result["notice"])[1:] + ".")
     if unknown:
         lines.append(f"Not in the memory: {', '.join(unknown)}.")
     if query.get("corrected"):  # "lauch", no word the memory holds, read as "launch"
@@ -277,7 +279,7 @@ def _first_cut(
 
 def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any], vault: Path | None) -> str:
     head, cite = _head_and_cite(hit, compact=True, shortened=True, vault=vault)
-    shortest = " ".join(standalone(str(hit.get("content", ""))).split())[:MIN_SHORTENED_CHARS]
+    shortest = one_line(standalone(str(hit.get("content", ""))))[:MIN_SHORTENED_CHARS]
     least = count_tokens(f"[1] {head}\n{shortest}…\n   ↳ {cite}") + 1
     beside = f", beside {used} for the lines above it" if used else ""
     return within(
@@ -359,7 +361,7 @@ def _item(
     tasks), a text that holds one starts at its first (`from_tasks`)."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None, vault=vault)
     content = standalone(str(hit.get("content", "")))
-    text = from_tasks(content) if tasks else " ".join(content.split())
+    text = from_tasks(content) if tasks else one_line(content)
     if room is None:
         return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
     left = room - count_tokens(f"[{rank}] {head}\n\n   ↳ {cite}")  # tokens for the text
@@ -385,7 +387,7 @@ def from_tasks(content: str) -> str:
     if heading is not None and heading[1]:  # the list's heading
         start = len(above) + len(newline)
     lead = "… " if content[:start].strip() else ""
-    return lead + " ".join(content[start:].split())
+    return lead + one_line(content[start:])
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -398,7 +400,7 @@ def excerpt(content: str, fits: int, focus: Collection[str], *, tasks: bool = Fa
     none holds any. With `tasks` (a question for open tasks), an open task's line counts as
     holding one more. A tight budget keeps the answer ("Deposit: €1,500, due by 15 March…"),
     not the greeting above it; the CLI's listing shows each hit this way."""
-    sentences = [joined for part in _SENTENCE.split(content) if (joined := " ".join(part.split()))]
+    sentences = [joined for part in _SENTENCE.split(readable_headings(content)) if (joined := " ".join(part.split()))]
     wanted = frozenset(focus) - ASKING_WORDS
     start, best = 0, 0
     for i, sentence in enumerate(sentences if wanted or tasks else ()):

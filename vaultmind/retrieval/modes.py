@@ -24,11 +24,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.config import MAX_LIMIT
-from vaultmind.embed.base import embed_query
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
+from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_names import EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
@@ -145,24 +145,27 @@ def query_source(
             hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
         )
     ordered: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
+    notice: str | None = None
     if query and rows:
-        ranked = _ranked_by_query(memory, query, {r[0] for r in rows})
+        ranked, notice = _ranked_by_query(memory, query, {r[0] for r in rows})
         seen = {leaf_id for leaf_id, _, _ in ranked}
         ordered = ranked + [row for row in ordered if row[0] not in seen]  # the rest: oldest first
     hits = leaf_hits(memory, ordered[:limit])
-    return envelope(hits, total)
+    return envelope(hits, total, **noticed(notice))
 
 
-def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> list[tuple[str, float, dict[str, Any]]]:
+def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[list[tuple[str, float, dict[str, Any]]], str | None]:
     """The leaves of `among` that `query` finds, lexical and dense fused as `search` fuses them:
     by the dense ranking alone, a leaf holding the rare word asked could rank below leaves that
-    never say it (a static model's vector of a rare word is near nothing it should be)."""
+    never say it (a static model's vector of a rare word is near nothing it should be). With
+    the notice of `question_vector` when the embedder failed (the words alone rank)."""
     lexical = [(i, score) for i, score in memory.leaves.search(terms(query), EVERY_LEAF) if i in among]
     dense: list[tuple[str, float]] = []
-    if memory.embedder is not None and memory.vectors is not None:
-        found = memory.vectors.search(embed_query(memory.embedder, query), memory.vectors.size)
+    vector, notice = question_vector(memory, query)
+    if vector is not None and memory.vectors is not None:
+        found = memory.vectors.search(vector, memory.vectors.size)
         dense = [(i, score) for i, score in found if i in among]
-    return fuse(lexical, dense)
+    return fuse(lexical, dense), notice
 
 
 def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from vaultmind.embed.base import embed_query
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.hits import cite_blocks, envelope, fold_chunks, leaf_hits
 
 if TYPE_CHECKING:
@@ -29,15 +29,17 @@ WEIGHTS = {"bm25": 1.0, "dense": 1.0}
 def search(memory: MemoryView, query: str, *, limit: int) -> dict[str, Any]:
     """`{hits, total, truncated}` for a free-text query, in the hit shape of every mode (each
     hit's `breakdown`: its rank and raw score per signal, and `rrf`); deterministic for a given
-    index."""
+    index. Without the question's vector (the embedder failing) it ranks by the words alone,
+    and its `notice` says so."""
     lexical = memory.leaves.search(terms(query), CANDIDATES) if query.strip() else []
     dense: list[tuple[str, float]] = []
-    if memory.embedder is not None and memory.vectors is not None and query.strip():
-        dense = memory.vectors.search(embed_query(memory.embedder, query), CANDIDATES)
+    vector, notice = question_vector(memory, query) if query.strip() else (None, None)
+    if vector is not None and memory.vectors is not None:
+        dense = memory.vectors.search(vector, CANDIDATES)
     ordered = fold_chunks(memory, fuse(lexical, dense))  # a summary's chunks after its best: not cut to `limit`, nor counted
     hits = leaf_hits(memory, ordered[:limit])
     cite_blocks(memory, hits, terms(query))
-    return envelope(hits, len(ordered))
+    return envelope(hits, len(ordered), **noticed(notice))
 
 
 def fuse(lexical: Sequence[tuple[str, float]], dense: Sequence[tuple[str, float]]) -> list[tuple[str, float, dict[str, Any]]]:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from vaultmind.embed.base import averages_words, embed_query
+from vaultmind.embed.base import averages_words
 from vaultmind.entities.ids import words
 from vaultmind.retrieval.after_event import EVENT_HITS
 from vaultmind.retrieval.answer_type import asks_narrowly, plain_answer
@@ -44,6 +44,7 @@ from vaultmind.retrieval.bonuses import (
     scale_other_occasion,
     scale_to_listener,
 )
+from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
@@ -151,17 +152,18 @@ def walk(
     if lexical and asked.window is not None and asked.only_window:  # … for the plans that name one of its days
         lexical = told_plans(memory, lexical, asked.window)
     dense: list[tuple[str, float]] = []
+    notice: str | None = None  # why dense search is left out: the embedder failed
     if (
-        memory.embedder is not None
-        and memory.vectors is not None
+        memory.vectors is not None
         and asked.content_text.strip()
         and not asked.only_names
         and not asked.only_window
         and not asked.only_entity
         and not asked.only_tasks
     ):
-        query_vector = embed_query(memory.embedder, asked.content_text)
-        dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
+        query_vector, notice = question_vector(memory, asked.content_text)
+        if query_vector is not None:
+            dense = memory.vectors.search(without_common(query_vector, memory.vectors.mean_direction()), CANDIDATES)
 
     entity_leaves, pair_leaves, graph_weights, own_notes = entity_signals(memory, [e for e, _ in asked.qents], max_hops)
     candidates: set[str] = {i for i, _ in lexical} | {i for i, _ in dense} | set(entity_leaves)
@@ -415,4 +417,4 @@ def walk(
         "open_tasks": asked.only_tasks,  # asks for nothing but the open tasks: the hits are the vault's (`retrieval/tasks.py`)
         "reference_time": now.isoformat() + "Z",
     }
-    return envelope(hits, len(final) - len(folded), query=query_info)
+    return envelope(hits, len(final) - len(folded), query=query_info, **noticed(notice))

@@ -212,12 +212,14 @@ def _existing_root(path: str | Path) -> Path:
     vault (Obsidian's settings folder, or a Markdown note at any depth), never the file system's
     root or the home folder itself."""
     root = Path(path).expanduser()
-    if not root.is_dir():
+    if root.exists() and not root.is_dir():  # (`init FILE`, the hint it had, fails as well)
         raise VaultError(
-            "is a file, not a vault folder" if root.exists() else "no vault folder here",
+            "is a file, not a vault folder",
             path=root,
-            hint="to create a new vault, run `vaultmind init` without --existing",
+            hint="name a folder, not a file; of the folder holding it: " + setup_hint(root.parent),
         )
+    if not root.is_dir():
+        raise VaultError("no vault folder here", path=root, hint=f"to create a new vault, run `{command_line('init', root)}`")
     refusal = _existing_refusal(root.resolve(), path)
     if refusal is not None:
         raise refusal

@@ -60,6 +60,8 @@ export interface Hits {
   truncated: boolean;
   /** walk's reading of the question: words no note says, misspellings it read past */
   query?: { unknown?: string[]; corrected?: Record<string, string> };
+  /** set when the embedding model did not answer: the hits were found without dense search */
+  notice?: string;
 }
 
 export interface Health {

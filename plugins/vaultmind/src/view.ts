@@ -101,6 +101,7 @@ export class MemoryView extends ItemView {
     this.onAnswered();
     if (asked !== this.asked) return;
     this.answers.empty();
+    if (found.notice) this.answers.createDiv({ cls: "vaultmind-note", text: `Note: ${found.notice}.` });
     const corrected = Object.entries(found.query?.corrected ?? {});
     if (corrected.length) {
       const read = corrected.map(([word, as]) => `“${word}” as “${as}”`).join(", ");
