@@ -51,7 +51,8 @@ from datetime import datetime, timedelta
 
 from vaultmind import calendar_names
 from vaultmind.calendar_names import alternation
-from vaultmind.retrieval.yearless import latest_existing, range_years, recent_year
+from vaultmind.retrieval.day_ranges import day_range
+from vaultmind.retrieval.yearless import latest_existing, recent_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
 WEEKDAYS = {name: day for day, name in enumerate(calendar_names.WEEKDAYS)}
@@ -182,67 +183,15 @@ _RELATIVE_KINDS = frozenset(
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
 
-def _day_rx(n: int) -> str:
-    """One end `n` of a range: "<month> <day>" or "<day> [of <month>]", then a year maybe (groups
-    m<n>/d<n>, e<n>/n<n>, y<n>)."""
-    month_day = rf"(?P<m{n}>{_MONTH_RX}) (?P<d{n}>\d{{1,2}})"
-    return (
-        rf"(?:the )?(?:{month_day}|(?P<e{n}>\d{{1,2}}))(?:st|nd|rd|th)?"
-        rf"(?: (?:of )?(?P<n{n}>{_MONTH_RX}))?(?:,? (?P<y{n}>\d{{4}}))?"
-    )
-
-
-_RANGE = re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-) {_day_rx(2)}\b")
-
-
-def _range(text: str, now: datetime) -> TimeWindow | None:
-    """"between 15 and 17 May", "from May 15 to May 17, 2024", "between August 11 and August 15
-    2023": both days and the days between them. A month or year said once serves both days; the
-    years of a range said without one are `range_years`'; a range that would end before it
-    starts is no range."""
-    for match in _RANGE.finditer(text):
-        g = match.groupdict()
-        first_month = g["m1"] or g["n1"]
-        second_month = g["m2"] or g["n2"] or first_month
-        first_month = first_month or second_month
-        if first_month is None or second_month is None or (g["m1"] and g["n1"]) or (g["m2"] and g["n2"]):
-            continue
-        months = MONTHS[first_month], MONTHS[second_month]
-        said = (int(g["y1"]) if g["y1"] else None), (int(g["y2"]) if g["y2"] else None)
-        try:
-            start, end = _range_days(now, months, (int(g["d1"] or g["e1"]), int(g["d2"] or g["e2"])), said)
-        except (OverflowError, ValueError):  # no such day, or beyond the calendar (31 December 9999)
-            continue
-        if end > start:
-            return TimeWindow(start, end, match.group(0).strip())
-    return None
-
-
-def _range_days(
-    now: datetime, months: tuple[int, int], days: tuple[int, int], said: tuple[int | None, int | None]
-) -> tuple[datetime, datetime]:
-    """The first day and the end (exclusive) of a range from day `days[0]` of month `months[0]`
-    to `days[1]` of `months[1]`, in its years (`range_years`; `said`: the years said, None for
-    none), a 29 February said without one in the latest year that has it (`latest_existing`)."""
-    years = range_years(now, months[0], months[1], *said)
-    return latest_existing(
-        lambda back: (
-            datetime(years[0] - back, months[0], days[0]),
-            datetime(years[1] - back, months[1], days[1]) + timedelta(days=1),
-        ),
-        said != (None, None),
-    )
-
-
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     """The first time expression found in `question`, as a window relative to `now` (naive UTC);
     relative words are read from a day the question names, when it names one (module doc)."""
     written = " ".join(question.replace("’", "'").split())
     text = written.lower()
     cased = written if len(written) == len(text) else None  # the question's capitals, where they line up
-    spanned = _range(text, now)
+    spanned = day_range(text, now, cased)
     if spanned is not None:
-        return spanned
+        return TimeWindow(*spanned)
     anchored = _anchored(text, now, cased)
     if anchored is not None:
         return anchored
