@@ -5,10 +5,15 @@ numeric dates, qualifiers and the relative forms without a number."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
 from vaultmind.retrieval.asked_window import question_window
+
+from .conftest import write_slack_day
 
 SUNDAY = datetime(2024, 3, 17, 20, 0)  # a Sunday evening
 MAY = datetime(2024, 5, 20, 10, 0)
@@ -35,6 +40,13 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened between 7 march and 4 march?", SUNDAY, ("2024-03-04", "2024-03-08")),
         # the second end of a pair names its month; "may" after a bare number is the verb
         ("we met on 7 March and 2 friends came", SUNDAY, ("2024-03-07", "2024-03-08")),
+        # since/after/before/until a day: open-ended, as for a month
+        ("what did Alice say after 8 March?", SUNDAY, ("2024-03-09", "2024-03-17")),
+        ("what happened since March 5?", SUNDAY, ("2024-03-05", "2024-03-17")),
+        ("what was agreed before 5 March?", SUNDAY, ("1970-01-01", "2024-03-05")),
+        ("what was done until 2024-03-05?", SUNDAY, ("1970-01-01", "2024-03-06")),
+        ("three days after 8 March", SUNDAY, ("2024-03-09", "2024-03-12")),  # still the three days
+        ("how many had she won by 10 March?", SUNDAY, ("2024-03-10", "2024-03-11")),  # "by": as of that day
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:
@@ -43,3 +55,16 @@ def test_time_expression_forms(question: str, now: datetime, days: tuple[str, st
 
 def test_may_after_two_bare_numbers_is_the_verb() -> None:
     assert _days("which of the 2 or 3 may come?", SUNDAY) is None
+
+
+def test_walk_asked_after_a_day_favours_the_days_after_it(vault: Path) -> None:
+    """"after 8 March" had been 8 March alone: the messages after it were down-weighted and one
+    before it kept its full weight."""
+    for day in ("2024-03-07", "2024-03-09", "2024-03-11"):
+        write_slack_day(vault, day, [("Alice Chen", "10:00", f"The venue deposit is settled, note of {day}.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What did Alice say about the venue deposit after 8 March?", limit=5, reference_time=SUNDAY)
+        factor = {h["time_range"]["start"][:10]: h["breakdown"]["time_factor"] for h in result["hits"]}
+        assert factor["2024-03-09"] == factor["2024-03-11"] == 1.0 > factor["2024-03-07"]
+        assert result["hits"][-1]["time_range"]["start"].startswith("2024-03-07")

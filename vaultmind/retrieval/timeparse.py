@@ -16,11 +16,14 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
-    (without a year, in its month's most recent year; 29 February in the latest leap year)
+    (without a year, in its month's most recent year; 29 February in the latest leap year);
+    since/after/before/until <day>: open-ended, as for a month ("after 8 March": from 9 March
+    to now; "by <day>" is the day: "how many by 10 March?" is told on it)
     early/mid/late <month|year> narrow the window
-    between/from <day> and/to <day> (a month or year said once serves both days; without a year,
-    the latest range begun: its first day's year is settled as a single day's, and an end month
-    before the start month is in the next year — "between 28 December and 3 January")
+    between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
+    once serves both days; without a year, the latest range begun: its first day's year is
+    settled as a single day's, and an end month before the start month is in the next year —
+    "between 28 December and 3 January"; said backwards, from the earlier day)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
@@ -180,6 +183,7 @@ _RELATIVE_KINDS = frozenset(
     ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "the_weekend", "last_night",
      "rel_unit", "rel_month", "weekday", "today", "yesterday", "tomorrow")
 )  # fmt: skip
+_DAY_PREP = re.compile(r"\b(since|after|before|until|till) $")  # right before a day: open-ended
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
 
 
@@ -198,8 +202,12 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
             window = _try_window(kind, match, now, cased)
-            if window is not None:
-                return TimeWindow(window[0], window[1], match.group(0).strip())
+            if window is None:
+                continue
+            start = match.start()
+            if kind in _DAY_KINDS and (prep := _DAY_PREP.search(text, 0, start)) is not None:
+                window, start = _open_ended(prep.group(1), *window, now), prep.start()
+            return TimeWindow(window[0], window[1], text[start : match.end()].strip())
     return None
 
 
@@ -414,7 +422,7 @@ def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime)
         return start, max(end, now + timedelta(seconds=1))
     if prep == "after":
         return end, max(end + timedelta(days=1), now + timedelta(seconds=1))
-    if prep in ("before", "until", "by"):
+    if prep in ("before", "until", "till", "by"):
         return datetime(1970, 1, 1), start if prep == "before" else end
     return start, end
 
