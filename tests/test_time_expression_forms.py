@@ -17,6 +17,7 @@ from .conftest import write_slack_day
 
 SUNDAY = datetime(2024, 3, 17, 20, 0)  # a Sunday evening
 MAY = datetime(2024, 5, 20, 10, 0)
+MONDAY = datetime(2024, 3, 11, 10, 0)
 
 
 def _days(question: str, now: datetime) -> tuple[str, str] | None:
@@ -47,6 +48,13 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what was done until 2024-03-05?", SUNDAY, ("1970-01-01", "2024-03-06")),
         ("three days after 8 March", SUNDAY, ("2024-03-09", "2024-03-12")),  # still the three days
         ("how many had she won by 10 March?", SUNDAY, ("2024-03-10", "2024-03-11")),  # "by": as of that day
+        # a weekday written with its date is part of it, and tells its year
+        ("what happened on Tuesday 23 April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Sunday 23 April?", MONDAY, ("2023-04-23", "2023-04-24")),
+        ("what happens on Tuesday, 23 April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Tuesday the 23rd of April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on April 23 (Tuesday)?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Tuesday?", MONDAY, ("2024-03-05", "2024-03-06")),  # a weekday alone: as before
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:
@@ -68,3 +76,16 @@ def test_walk_asked_after_a_day_favours_the_days_after_it(vault: Path) -> None:
         factor = {h["time_range"]["start"][:10]: h["breakdown"]["time_factor"] for h in result["hits"]}
         assert factor["2024-03-09"] == factor["2024-03-11"] == 1.0 > factor["2024-03-07"]
         assert result["hits"][-1]["time_range"]["start"].startswith("2024-03-07")
+
+
+def test_walk_reads_a_weekday_written_with_its_date_as_the_year_it_falls_in(vault: Path) -> None:
+    """"on Tuesday 23 April" asked in March 2024 had been the Tuesday before Sunday 23 April
+    2023 up to that Sunday: a week of the wrong year. 23 April 2024 is the Tuesday."""
+    write_slack_day(vault, "2023-04-23", [("Alice Chen", "10:00", "The launch party plans are drafted.")])
+    write_slack_day(vault, "2024-04-23", [("Alice Chen", "10:00", "The launch party starts at noon.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what happened at the launch party on Tuesday 23 April?", limit=5, reference_time=MONDAY)
+        window = result["query"]["time_window"]
+        assert (window["start"], window["end"]) == ("2024-04-23T00:00:00Z", "2024-04-24T00:00:00Z")
+        assert result["hits"][0]["time_range"]["start"].startswith("2024-04-23")

@@ -17,6 +17,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
     (without a year, in its month's most recent year; 29 February in the latest leap year);
+    a weekday written with its date ("on Tuesday, 23 April", "April 23 (Tuesday)"): the date, in
+    the year nearest the reference in which it falls on that weekday;
     since/after/before/until <day>: open-ended, as for a month ("after 8 March": from 9 March
     to now; "by <day>" is the day: "how many by 10 March?" is told on it)
     early/mid/late <month|year> narrow the window
@@ -201,10 +203,12 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
         return anchored
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
-            window = _try_window(kind, match, now, cased)
+            window = _try_window(kind, match, now, cased) if not _of_a_date(kind, match) else None
             if window is None:
                 continue
             start = match.start()
+            if kind in ("day_month", "month_day") and (weekday := _WEEKDAY_BEFORE.search(text, 0, match.start(1))):
+                start = weekday.start()  # "tuesday 23 april": its year is told
             if kind in _DAY_KINDS and (prep := _DAY_PREP.search(text, 0, start)) is not None:
                 window, start = _open_ended(prep.group(1), *window, now), prep.start()
             return TimeWindow(window[0], window[1], text[start : match.end()].strip())
@@ -239,7 +243,7 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
     for pattern, kind in _PATTERNS:
         if kind in _RELATIVE_KINDS:
             for relative in pattern.finditer(text):
-                if relative.start() < match.end() and match.start() < relative.end():
+                if (relative.start() < match.end() and match.start() < relative.end()) or _of_a_date(kind, relative):
                     continue  # part of the date itself
                 found = _try_window(kind, relative, anchor, cased)
                 if found is not None:
@@ -249,6 +253,38 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
                         " … ".join(m.group(0).strip() for m in words),
                     )
     return None
+
+
+# a weekday written with its date ("on Tuesday, 23 April", "Tuesday the 23rd of April", "April
+# 23 (Tuesday)") is part of it: it tells the date's year, and is no day of its own
+_DATE_NEXT = re.compile(rf",? (?:the )?(?:\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_RX})\b|(?:{_MONTH_RX}) \d{{1,2}}\b)")
+_WEEKDAY_BEFORE = re.compile(rf"\b({_WEEKDAY_RX}),? (?:the )?$")
+_WEEKDAY_AFTER = re.compile(rf",? \(?({_WEEKDAY_RX})\b")
+WEEKDAY_YEARS = 7  # a date falls on each weekday within this many years of any other
+
+
+def _of_a_date(kind: str, m: re.Match[str]) -> bool:
+    """Whether a `weekday` match is the weekday of the date written right after it."""
+    return kind == "weekday" and not m.group(1) and _DATE_NEXT.match(m.string, m.end()) is not None
+
+
+def _weekday_year(now: datetime, month: int, day: int, m: re.Match[str]) -> int | None:
+    """The year of a date said without one beside its weekday: the nearest to `now` in which
+    it falls on that weekday ("Tuesday 23 April" asked in March 2024: 2024, a Tuesday then;
+    "Sunday 23 April": 2023), None without a weekday or when none within `WEEKDAY_YEARS`."""
+    said = _WEEKDAY_BEFORE.search(m.string, 0, m.start(1)) or _WEEKDAY_AFTER.match(m.string, m.end())
+    if said is None:
+        return None
+    weekday, today = WEEKDAYS[said.group(1)], day_start(now)
+    fits = []
+    for year in range(now.year - WEEKDAY_YEARS, now.year + 2):
+        try:
+            date = datetime(year, month, day)
+        except ValueError:
+            continue
+        if date.weekday() == weekday:
+            fits.append((abs(date - today), year))
+    return min(fits)[1] if fits else None
 
 
 def _try_window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
@@ -320,7 +356,7 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         month = MONTHS[month_s]
         if kind == "day_month" and month_s == "may" and not m.group(3) and _a_number_that_may(cased, m):
             return None  # "which of the 12 may attend?"
-        year = int(m.group(3)) if m.group(3) else recent_year(now, month)
+        year = int(m.group(3)) if m.group(3) else _weekday_year(now, month, int(day_s), m) or recent_year(now, month)
         try:
             start = latest_existing(lambda back: datetime(year - back, month, int(day_s)), bool(m.group(3)))
         except ValueError:
