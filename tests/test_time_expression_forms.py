@@ -55,6 +55,14 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened on Tuesday the 23rd of April?", MONDAY, ("2024-04-23", "2024-04-24")),
         ("what happened on April 23 (Tuesday)?", MONDAY, ("2024-04-23", "2024-04-24")),
         ("what happened on Tuesday?", MONDAY, ("2024-03-05", "2024-03-06")),  # a weekday alone: as before
+        # "in the last/past <unit>" rolls back from the question's time, as with a number
+        ("what happened in the past week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened in the last week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened within the last week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened over the past month?", SUNDAY, ("2024-02-16", "2024-03-17")),
+        ("what happened in the past few days?", SUNDAY, ("2024-03-14", "2024-03-17")),
+        ("what happened in the past weeks?", SUNDAY, ("2024-02-25", "2024-03-17")),
+        ("what happened the past week?", SUNDAY, ("2024-03-04", "2024-03-11")),  # bare: the calendar week
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:

@@ -10,7 +10,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     [in/during/since/before/after] Q1–Q4 or the first…fourth quarter [<year>] (without a year,
     the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
-    in the last/past N days|weeks|months
+    in/during/over/within the last/past [N] days|weeks|months (rolling back from the reference:
+    "in the past week" is the seven days up to it, "in the past (few) days" three; bare "last
+    week"/"the past week" is the calendar week before this one)
     last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
     (that day of this week, of the next)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
@@ -65,7 +67,7 @@ NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "a few": 3, "a couple of": 2, "couple of": 2, "several": 4,
+    "a few": 3, "few": 3, "a couple of": 2, "couple of": 2, "several": 4,
 }  # fmt: skip
 
 _MONTH_RX = alternation(MONTHS, longest_first=True)
@@ -140,7 +142,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
     (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
     (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
-    (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) ({_NUM_RX}) ({_UNIT_RX})\b"), "in_last"),
+    # "in the past week" rolls back from now (as "in the past 1 week"); "the last week of March" is March's
+    (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) (?:({_NUM_RX}) )?({_UNIT_RX})\b(?! of\b)"), "in_last"),
     (re.compile(rf"\b({_NUM_RX}) ({_UNIT_RX}) (?:ago|before)\b"), "ago"),
     (re.compile(r"\b(this|last|next|previous|past) weekend\b"), "weekend"),
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
@@ -316,7 +319,9 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     if kind == "tomorrow":
         return today + timedelta(days=1), today + timedelta(days=2)
     if kind == "in_last":
-        n, unit = _num(m.group(1)), m.group(2).rstrip("s")
+        # no number: one unit, or a few of them ("in the past weeks")
+        n = _num(m.group(1)) if m.group(1) else NUMBERS["a few"] if m.group(2).endswith("s") else 1
+        unit = m.group(2).rstrip("s")
         return _back(now, n, unit), now + timedelta(seconds=1)
     if kind == "ago":
         n, unit = _num(m.group(1)), m.group(2).rstrip("s")
