@@ -63,6 +63,13 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened in the past few days?", SUNDAY, ("2024-03-14", "2024-03-17")),
         ("what happened in the past weeks?", SUNDAY, ("2024-02-25", "2024-03-17")),
         ("what happened the past week?", SUNDAY, ("2024-03-04", "2024-03-11")),  # bare: the calendar week
+        # since <weekday>, this/last/next quarter
+        ("what happened since Monday?", SUNDAY, ("2024-03-11", "2024-03-17")),
+        ("what happened since last Sunday?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened since Tuesday, 5 March?", SUNDAY, ("2024-03-05", "2024-03-17")),
+        ("what did we ship last quarter?", SUNDAY, ("2023-10-01", "2024-01-01")),
+        ("what is planned for next quarter?", SUNDAY, ("2024-04-01", "2024-07-01")),
+        ("what did we do in the last week of February?", SUNDAY, ("2024-02-01", "2024-03-01")),  # not last week
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:

@@ -4,7 +4,7 @@ Pure and deterministic: `parse_time_window("what did we decide last week?", now)
 Monday-to-Monday window of the previous ISO week. Understood forms (case-insensitive):
 
     today, yesterday, the day before yesterday, tomorrow
-    this/last/next week|month|year, last weekend, this morning/evening (→ today)
+    this/last/next week|month|year (not "the last week of …"), last weekend, this morning/evening (→ today)
     over/at/on the weekend (the one we are in, else the last), last night (18:00 yesterday to
     06:00 today)
     [in/during/since/before/after] Q1–Q4 or the first…fourth quarter [<year>] (without a year,
@@ -14,7 +14,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     "in the past week" is the seven days up to it, "in the past (few) days" three; bare "last
     week"/"the past week" is the calendar week before this one)
     last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
-    (that day of this week, of the next)
+    (that day of this week, of the next), since [last] <weekday> (from it to the reference)
+    this/last/next quarter (the calendar quarter)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
@@ -122,6 +123,9 @@ def _unit_window(now: datetime, unit: str, offset: int) -> tuple[datetime, datet
     if unit == "month":
         start = _add_months(today, offset)
         return start, _add_months(start, 1)
+    if unit == "quarter":
+        start = _add_months(today, offset * 3 - (today.month - 1) % 3)
+        return start, _add_months(start, 3)
     start = datetime(today.year + offset, 1, 1)
     return start, datetime(start.year + 1, 1, 1)
 
@@ -148,8 +152,9 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(this|last|next|previous|past) weekend\b"), "weekend"),
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
     (re.compile(r"\blast night\b"), "last_night"),
-    (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
-    (re.compile(rf"\b(?:(last|this|next|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
+    # "the last week of March" is March's
+    (re.compile(r"\b(this|last|next|previous|past) (week|month|quarter|year)\b(?! of\b)"), "rel_unit"),
+    (re.compile(rf"\b(?:(last|this|next|past|previous|since(?: last)?) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
     (re.compile(r"\byesterday\b"), "yesterday"),
     (re.compile(r"\btomorrow\b"), "tomorrow"),
@@ -268,7 +273,7 @@ WEEKDAY_YEARS = 7  # a date falls on each weekday within this many years of any 
 
 def _of_a_date(kind: str, m: re.Match[str]) -> bool:
     """Whether a `weekday` match is the weekday of the date written right after it."""
-    return kind == "weekday" and not m.group(1) and _DATE_NEXT.match(m.string, m.end()) is not None
+    return kind == "weekday" and m.group(1) in (None, "since") and _DATE_NEXT.match(m.string, m.end()) is not None
 
 
 def _weekday_year(now: datetime, month: int, day: int, m: re.Match[str]) -> int | None:
@@ -352,9 +357,11 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
             monday = today - timedelta(days=today.weekday()) + timedelta(weeks=1 if m.group(1) == "next" else 0)
             return monday + timedelta(days=target), monday + timedelta(days=target + 1)
         back = (today.weekday() - target) % 7
-        if m.group(1) in ("last", "past", "previous") and back == 0:
+        if m.group(1) in ("last", "past", "previous", "since last") and back == 0:
             back = 7
         start = today - timedelta(days=back)
+        if m.group(1) in ("since", "since last"):  # from that day to now
+            return _open_ended("since", start, start + timedelta(days=1), now)
         return start, start + timedelta(days=1)
     if kind in ("day_month", "month_day"):
         day_s, month_s = (m.group(1), m.group(2)) if kind == "day_month" else (m.group(2), m.group(1))
