@@ -70,6 +70,12 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what did we ship last quarter?", SUNDAY, ("2023-10-01", "2024-01-01")),
         ("what is planned for next quarter?", SUNDAY, ("2024-04-01", "2024-07-01")),
         ("what did we do in the last week of February?", SUNDAY, ("2024-02-01", "2024-03-01")),  # not last week
+        # a part of a month or year: its first, middle or last third
+        ("what happened in mid-March?", MAY, ("2024-03-11", "2024-03-21")),
+        ("what happened at the beginning of April?", MAY, ("2024-04-01", "2024-04-11")),
+        ("what happened late last year?", MAY, ("2023-09-01", "2024-01-01")),
+        ("what happened at the end of last year?", MAY, ("2023-09-01", "2024-01-01")),
+        ("what happened at the start of this month?", MAY, ("2024-05-01", "2024-05-11")),
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:

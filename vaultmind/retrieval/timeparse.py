@@ -24,7 +24,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     the year nearest the reference in which it falls on that weekday;
     since/after/before/until <day>: open-ended, as for a month ("after 8 March": from 9 March
     to now; "by <day>" is the day: "how many by 10 March?" is told on it)
-    early/mid/late <month|year> narrow the window
+    early/mid/late/end of/middle of/beginning of/start of <month|year|last year…> narrow the
+    window to its first, middle or last third ("mid-March", "at the beginning of April", "late
+    last year")
     between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
     once serves both days; without a year, the latest range begun: its first day's year is
     settled as a single day's, and an end month before the start month is in the next year —
@@ -135,12 +137,15 @@ def _narrow(start: datetime, end: datetime, qualifier: str | None) -> tuple[date
         return start, end
     span = end - start
     third = span / 3
-    if qualifier == "early":
+    if qualifier in ("early", "beginning of", "start of"):
         return start, start + third
     if qualifier in ("mid", "middle of"):
         return start + third, start + 2 * third
     return start + 2 * third, end  # late / end of
 
+
+# a part of a month, year or week: "early March", "mid-March", "at the beginning of April", "late last year"
+_QUALIFIER_RX = r"(early|mid|late|end of|middle of|beginning of|start of)[- ](?:the )?"
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
@@ -153,7 +158,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
     (re.compile(r"\blast night\b"), "last_night"),
     # "the last week of March" is March's
-    (re.compile(r"\b(this|last|next|previous|past) (week|month|quarter|year)\b(?! of\b)"), "rel_unit"),
+    (re.compile(rf"\b(?:{_QUALIFIER_RX})?(this|last|next|previous|past) (week|month|quarter|year)\b(?! of\b)"), "rel_unit"),
     (re.compile(rf"\b(?:(last|this|next|past|previous|since(?: last)?) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
     (re.compile(r"\byesterday\b"), "yesterday"),
@@ -166,7 +171,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(last|next|this|coming|past|previous) ({_MONTH_RX})\b"), "rel_month"),
     (
         re.compile(
-            rf"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            rf"\b(?:{_QUALIFIER_RX})?(?:(in|during|since|before|after|by|until|of) )?"
             rf"({_MONTH_RX})(?:,? (?:of )?(\d{{4}}))?\b"
         ),
         "month",
@@ -180,7 +185,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     ),
     (
         re.compile(
-            r"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            rf"\b(?:{_QUALIFIER_RX})?(?:(in|during|since|before|after|by|until|of) )?"
             r"((?:19|20)\d{2})\b"
         ),
         "year",
@@ -349,8 +354,8 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         start = _month_start(year, first_month)
         return _open_ended(prep, start, _add_months(start, 3), now)
     if kind == "rel_unit":
-        offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
-        return _unit_window(now, m.group(2), offset)
+        offset = 0 if m.group(2) == "this" else 1 if m.group(2) == "next" else -1
+        return _narrow(*_unit_window(now, m.group(3), offset), m.group(1))
     if kind == "weekday":
         target = WEEKDAYS[m.group(2)]
         if m.group(1) in ("this", "next"):  # that day of this week, or of the next
