@@ -76,6 +76,14 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened late last year?", MAY, ("2023-09-01", "2024-01-01")),
         ("what happened at the end of last year?", MAY, ("2023-09-01", "2024-01-01")),
         ("what happened at the start of this month?", MAY, ("2024-05-01", "2024-05-11")),
+        # numeric dates: a day, a month, or a day written either way round
+        ("what happened on 2024/03/07?", MAY, ("2024-03-07", "2024-03-08")),
+        ("what happened on 2024.3.7?", MAY, ("2024-03-07", "2024-03-08")),
+        ("what happened in 2024-03?", MAY, ("2024-03-01", "2024-04-01")),
+        ("what happened on 13/3/2024?", MAY, ("2024-03-13", "2024-03-14")),
+        ("what happened on 3/13/2024?", MAY, ("2024-03-13", "2024-03-14")),
+        ("what happened on 7.3.2024?", MAY, ("2024-03-07", "2024-07-04")),  # 7 March or 3 July
+        ("what happened after 2024/03/07?", MAY, ("2024-03-08", "2024-05-20")),
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:

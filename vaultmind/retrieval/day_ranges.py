@@ -8,7 +8,8 @@ A month or year said once serves both days; the years of a range said without on
 `yearless.range_years`' (the latest begun). A range said the wrong way round ("between 7 March
 and 4 March") runs from the earlier day; two days said together are read both ways, the
 shorter range kept ("9 March or 7 March": 7 to 9 March; "3 January or 28 December": across the
-new year). The
+new year). A numeric date written day or month first ("7/3/2024") is read both ways
+(`numeric_date`). The
 second day of a pair names its month ("on 7 March and 2 days later" is no pair). A range
 naming a day that does not exist is no range. "may" in lower case after a bare number is the
 verb ("which of the 2 or 3 may come?"), not a month both days are in.
@@ -73,6 +74,18 @@ def day_range(text: str, now: datetime, cased: str | None = None) -> tuple[datet
                 start, end = min(spans, key=lambda span: span[1] - span[0])
                 return start, end, match.group(0).strip()
     return None
+
+
+def numeric_date(first: int, second: int, year: int) -> tuple[datetime, datetime] | None:
+    """"7/3/2024": 7 March (day first) or 3 July (month first); one reading when the other is no
+    date, else the days from the earlier reading to the later (None when neither is a date)."""
+    days = []
+    for day, month in ((first, second), (second, first)):
+        try:
+            days.append(datetime(year, month, day))
+        except ValueError:
+            continue
+    return (min(days), max(days) + timedelta(days=1)) if days else None
 
 
 def _span(

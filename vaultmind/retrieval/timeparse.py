@@ -18,7 +18,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     this/last/next quarter (the calendar quarter)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
-    on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
+    on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], dates 2023-05-08,
+    2023/05/08, 2023.5.8, the month 2023-05, and 8/5/2023 or 8.5.2023 (day or month first:
+    one reading when the other is no date, else from the earlier reading to the later)
     (without a year, in its month's most recent year; 29 February in the latest leap year);
     a weekday written with its date ("on Tuesday, 23 April", "April 23 (Tuesday)"): the date, in
     the year nearest the reference in which it falls on that weekday;
@@ -61,8 +63,8 @@ from datetime import datetime, timedelta
 
 from vaultmind import calendar_names
 from vaultmind.calendar_names import alternation
-from vaultmind.retrieval.day_ranges import day_range
-from vaultmind.retrieval.yearless import latest_existing, recent_year
+from vaultmind.retrieval.day_ranges import day_range, numeric_date
+from vaultmind.retrieval.yearless import latest_existing, recent_year, weekday_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
 WEEKDAYS = {name: day for day, name in enumerate(calendar_names.WEEKDAYS)}
@@ -148,7 +150,9 @@ def _narrow(start: datetime, end: datetime, qualifier: str | None) -> tuple[date
 _QUALIFIER_RX = r"(early|mid|late|end of|middle of|beginning of|start of)[- ](?:the )?"
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
+    (re.compile(r"\b(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\b"), "iso"),  # 2024-03-07, 2024/03/07, 2024.3.7
+    (re.compile(r"\b(\d{4})-(\d{2})\b(?![-/.]\d)"), "iso_month"),  # 2024-03
+    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b"), "numeric_date"),  # 7/3/2024, 7.3.2024
     (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
     (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
     # "in the past week" rolls back from now (as "in the past 1 week"); "the last week of March" is March's
@@ -193,7 +197,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_DAY_KINDS = ("iso", "day_month", "month_day")  # expressions that name one day
+_DAY_KINDS = ("iso", "numeric_date", "day_month", "month_day")  # expressions that name one day
 _RELATIVE_KINDS = frozenset(
     ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "the_weekend", "last_night",
      "rel_unit", "rel_month", "weekday", "today", "yesterday", "tomorrow")
@@ -222,7 +226,7 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
             start = match.start()
             if kind in ("day_month", "month_day") and (weekday := _WEEKDAY_BEFORE.search(text, 0, match.start(1))):
                 start = weekday.start()  # "tuesday 23 april": its year is told
-            if kind in _DAY_KINDS and (prep := _DAY_PREP.search(text, 0, start)) is not None:
+            if kind in (*_DAY_KINDS, "iso_month") and (prep := _DAY_PREP.search(text, 0, start)) is not None:
                 window, start = _open_ended(prep.group(1), *window, now), prep.start()
             return TimeWindow(window[0], window[1], text[start : match.end()].strip())
     return None
@@ -273,7 +277,6 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
 _DATE_NEXT = re.compile(rf",? (?:the )?(?:\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_RX})\b|(?:{_MONTH_RX}) \d{{1,2}}\b)")
 _WEEKDAY_BEFORE = re.compile(rf"\b({_WEEKDAY_RX}),? (?:the )?$")
 _WEEKDAY_AFTER = re.compile(rf",? \(?({_WEEKDAY_RX})\b")
-WEEKDAY_YEARS = 7  # a date falls on each weekday within this many years of any other
 
 
 def _of_a_date(kind: str, m: re.Match[str]) -> bool:
@@ -282,22 +285,10 @@ def _of_a_date(kind: str, m: re.Match[str]) -> bool:
 
 
 def _weekday_year(now: datetime, month: int, day: int, m: re.Match[str]) -> int | None:
-    """The year of a date said without one beside its weekday: the nearest to `now` in which
-    it falls on that weekday ("Tuesday 23 April" asked in March 2024: 2024, a Tuesday then;
-    "Sunday 23 April": 2023), None without a weekday or when none within `WEEKDAY_YEARS`."""
+    """The year of a date `m` said without one, told by the weekday written beside it
+    (`yearless.weekday_year`); None without one."""
     said = _WEEKDAY_BEFORE.search(m.string, 0, m.start(1)) or _WEEKDAY_AFTER.match(m.string, m.end())
-    if said is None:
-        return None
-    weekday, today = WEEKDAYS[said.group(1)], day_start(now)
-    fits = []
-    for year in range(now.year - WEEKDAY_YEARS, now.year + 2):
-        try:
-            date = datetime(year, month, day)
-        except ValueError:
-            continue
-        if date.weekday() == weekday:
-            fits.append((abs(date - today), year))
-    return min(fits)[1] if fits else None
+    return weekday_year(now, month, day, WEEKDAYS[said.group(1)]) if said is not None else None
 
 
 def _try_window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
@@ -314,10 +305,17 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     today = day_start(now)
     if kind == "iso":
         try:
-            start = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            start = datetime(int(m.group(1)), int(m.group(3)), int(m.group(4)))
         except ValueError:
             return None
         return start, start + timedelta(days=1)
+    if kind == "iso_month":
+        if not 1 <= int(m.group(2)) <= 12:
+            return None  # "2023-24": a season, not a month
+        start = _month_start(int(m.group(1)), int(m.group(2)))
+        return start, _add_months(start, 1)
+    if kind == "numeric_date":
+        return numeric_date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
     if kind == "day_before_yesterday":
         return today - timedelta(days=2), today - timedelta(days=1)
     if kind == "day_after_tomorrow":
