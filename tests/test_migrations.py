@@ -63,6 +63,7 @@ SHIPPED = (
     ("0034_word_token_counts", "d6e43f029441645f2400a6600935673b9e2c3d1bd250dcc441f8dfec42af7881"),
     ("0035_front_matter_markdown_links", "b321c07711f4a1b11fa8f11e6eb8d9dadc52276cb73acfa094199aeb425ef649"),
     ("0036_caps_and_cyrillic_token_counts", "09ad7d1df330e2099ae201e2ed86d1ad04e22bfd6cdcb15da0a255e26f53ca84"),
+    ("0039_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
 )
 
 
