@@ -64,6 +64,7 @@ SHIPPED = (
     ("0035_front_matter_markdown_links", "b321c07711f4a1b11fa8f11e6eb8d9dadc52276cb73acfa094199aeb425ef649"),
     ("0036_caps_and_cyrillic_token_counts", "09ad7d1df330e2099ae201e2ed86d1ad04e22bfd6cdcb15da0a255e26f53ca84"),
     ("0037_long_texts_embedded_whole", "9f974e31edcd3b2794ff36157584bfac1b3eb3f1c93774bc4240a4cef9daf959"),
+    ("0038_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
 )
 
 

@@ -512,7 +512,7 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         ("from May 15 to May 17, 2023", "2023-05-15", "2023-05-18"),
         ("where was John between August 11 and August 15 2023?", "2023-08-11", "2023-08-16"),
         ("between 28 December and 3 January", "2023-12-28", "2024-01-04"),
-        ("from 17 to 15 May", "2024-05-15", "2024-05-16"),  # backwards: no range, the day it names
+        ("from 17 to 15 May", "2024-05-15", "2024-05-18"),  # backwards: the same days
         # the weekend we are in or the last one, last night, quarters (without a year the latest)
         ("what did Kai say over the weekend?", "2024-06-15", "2024-06-17"),
         ("what happened last night?", "2024-06-19", "2024-06-20"),

@@ -220,8 +220,8 @@ def print_status(status: dict[str, Any]) -> None:
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
 
 
-def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
-    """Human listing of any mode's `{hits, total, truncated}`; the commands it names run on `vault`."""
+def print_hits(result: dict[str, Any], vault: Path | None = None, mode: str | None = None) -> None:
+    """Human listing of `mode`'s `{hits, total, truncated}`; the commands it names run on `vault`."""
     hits = result["hits"]
     query = result.get("query") or {}
     if result.get("notice"):  # the embedder failed: the hits were found without dense search
@@ -263,13 +263,18 @@ def print_hits(result: dict[str, Any], vault: Path | None = None) -> None:
         if hit.get("link"):
             print(f"    {hit['link']}")
     if result.get("truncated"):
-        print(f"({result['total']} candidates; showing {len(hits)})")
+        print(f"({result['total']} {_COUNTED.get(mode or '', 'nodes')}; showing {len(hits)} — raise --limit)")
     if result.get("missing"):
         from vaultmind.retrieval.node_ids import MIN_PREFIX
 
         short = any(len(ref) < MIN_PREFIX for ref in result["missing"])
         said = f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else ""
         print(safe(f"not found: {', '.join(result['missing'])}{said}"))
+
+
+# what a truncated listing's total counts: walk and search rank candidates, the other modes
+# list every node that qualifies (the leaves of a window, a source, a summary's children)
+_COUNTED = {"walk": "candidates", "search": "candidates", "search_entities": "entities"}
 
 
 def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:

@@ -225,7 +225,7 @@ def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
             print(f"vaultmind: {ingested['note']} {done} ({counted(ingested['leaves'], 'leaf', 'leaves')})")
             for warning in ingested["warnings"]:
                 print(f"  warning: {warning}", file=sys.stderr)
-        print_hits(result, config.vault)
+        print_hits(result, config.vault, mode)
         if result.get("evidence"):
             print("\n" + safe(result["evidence"]))
     return 0

@@ -18,6 +18,7 @@ and queries. A change to these rules ships with a migration, so indexes rebuild 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
@@ -127,8 +128,19 @@ def split_words(lower: str, word: re.Pattern[str]) -> list[str]:
     return out
 
 
+def compatibility_folded(text: str) -> str:
+    """`text` in its compatibility form (NFKC), as its terms are read: full-width Latin is
+    ASCII, a ligature its letters (an ASCII text as it is, untouched)."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
 def terms(text: str) -> list[str]:
-    """The search terms of a text, in order (duplicates kept)."""
+    """The search terms of a text, in order (duplicates kept). Compatibility forms are folded
+    (NFKC) in the index and in the question alike: "ｂｕｄｇｅｔ", as an East Asian keyboard
+    types it, is "budget"; "ﬁle" is "file"."""
+    text = compatibility_folded(text)
     mapped = list(map(_TERMS_OF.__getitem__, words(text)))
     if text.isascii():  # one term or none ("": a stop word) to a word
         return cast(list[str], [term for term in mapped if term])
@@ -221,6 +233,7 @@ def term_counts(text: str) -> tuple[Counter[str], int]:
 
     Equal to counting `terms(text)`, but the words are mapped and counted in bulk (C loops):
     most words have exactly one term; stop words are dropped and CJK runs expanded afterwards."""
+    text = compatibility_folded(text)
     counts: Counter[Any] = Counter(map(_TERMS_OF.__getitem__, words(text)))
     counts.pop("", None)  # stop words; str and tuple keys are left
     if not text.isascii():  # CJK runs: several terms to one word

@@ -158,7 +158,8 @@ def coming_weekday(window: TimeWindow, now: datetime, tense: Tense | None) -> Ti
 
 def yearless(window_text: str) -> bool:
     """A window named by a date or month without its year and without relative words ("on 7
-    March", "in May", "Q3"): its year is the reference time's, or the one before."""
+    March", "in May", "Q3"): its year is the reference time's, or the one before. A date with
+    its weekday ("Tuesday 23 April") has the year it falls on that weekday in: not yearless."""
     found = _WORD.findall(window_text.lower())
     named = any(word in MONTHS for word in found) or re.search(
         r"\bq[1-4]\b|\bquarter\b", window_text, re.IGNORECASE
@@ -167,6 +168,7 @@ def yearless(window_text: str) -> bool:
         bool(named)
         and not any(word.isdigit() and len(word) == 4 for word in found)
         and not _RELATIVE_WORDS & set(found)
+        and not any(word in WEEKDAYS for word in found)
     )
 
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import UsageError
-from vaultmind.index.lexical import terms
+from vaultmind.index.lexical import compatibility_folded, terms
 from vaultmind.retrieval import modes
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.retrieval.evidence import (
@@ -72,6 +72,8 @@ def run_mode(memory: MemoryView, mode: str, args: dict[str, Any]) -> dict[str, A
             f"'query' is {len(question):,} characters; a question is at most {MAX_QUESTION_CHARS:,}",
             hint="ask about its main words, or ingest the text (ingest_document) and search it",
         )
+    if isinstance(question, str):  # "Ｈａｒｂｏｒ Ｈａｌｌ" is Harbor Hall, a name and its words
+        args = {**args, "query": compatibility_folded(question)}
     return handler(memory, args)
 
 

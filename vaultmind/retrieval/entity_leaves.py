@@ -37,12 +37,7 @@ def entity_signals(
             if length > OWN_NOTE_MIN_TERMS:  # a note of nothing but its heading ("# Tom Becker") says nothing
                 by_leaf[leaf_id] = by_leaf.get(leaf_id, frozenset()) | {notes[path]}
                 own.setdefault(notes[path], []).append(leaf_id)
-    pair_leaves: set[str] = set()
-    if len(entity_ids) >= 2:
-        related = _related_pairs(graph, entity_ids, max_hops)
-        for leaf_id, ents in by_leaf.items():
-            if any(a in ents and b in ents for a, b in related):
-                pair_leaves.add(leaf_id)
+    pair_leaves = related_pair_leaves(graph, by_leaf, entity_ids, max_hops)
     proximity: dict[str, float] = {}
     neighbours = graph.near_leaves(entity_ids, CANDIDATES)
     if neighbours:
@@ -51,20 +46,46 @@ def entity_signals(
     return by_leaf, pair_leaves, proximity, own
 
 
+def related_pair_leaves(
+    graph: EntityGraph, by_leaf: dict[str, frozenset[str]], entity_ids: Sequence[str], max_hops: int
+) -> set[str]:
+    """The leaves holding two query entities connected within `max_hops` co-occurrence edges.
+    Per leaf only the pairs among its own query entities (a handful) are tried, not every
+    related pair of the question: a question naming a hundred entities stays fast."""
+    if len(set(entity_ids)) < 2:
+        return set()
+    partners: dict[str, set[str]] = {}
+    for a, b in _related_pairs(graph, entity_ids, max_hops):
+        partners.setdefault(a, set()).add(b)
+        partners.setdefault(b, set()).add(a)
+    return {leaf_id for leaf_id, ents in by_leaf.items() if _holds_pair(ents, partners)}
+
+
+def _holds_pair(ents: frozenset[str], partners: dict[str, set[str]]) -> bool:
+    """Whether the leaf's query entities include two related ones."""
+    return len(ents) >= 2 and any(not partners.get(e, set()).isdisjoint(ents) for e in ents)
+
+
 def _related_pairs(graph: EntityGraph, entity_ids: Sequence[str], max_hops: int) -> list[tuple[str, str]]:
     """Pairs of query entities connected within `max_hops` co-occurrence edges."""
     ids = sorted(set(entity_ids))
     pairs: list[tuple[str, str]] = []
+    near: dict[str, set[str]] = {}  # each entity's neighbours, looked up once for all the starts
     for i, a in enumerate(ids):
-        reach = _reachable(graph, a, max_hops)
+        reach = _reachable(graph, a, max_hops, near)
         pairs.extend((a, b) for b in ids[i + 1 :] if b in reach)
     return pairs
 
 
-def _reachable(graph: EntityGraph, start: str, hops: int) -> set[str]:
+def _reachable(graph: EntityGraph, start: str, hops: int, near: dict[str, set[str]]) -> set[str]:
     seen = {start}
     frontier = {start}
     for _ in range(hops):
-        frontier = {n for node in frontier for n in graph.neighbours(node)} - seen
+        step: set[str] = set()
+        for node in frontier:
+            if node not in near:
+                near[node] = set(graph.neighbours(node))
+            step |= near[node]
+        frontier = step - seen
         seen |= frontier
     return seen

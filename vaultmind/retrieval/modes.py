@@ -144,6 +144,8 @@ def query_source(
             f"no source with id {source_id!r} in this vault",
             hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
         )
+    if not rows and source_id and kind:
+        _check_kind(memory, source_id, kind)
     ordered: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
     notice: str | None = None
     if query and rows:
@@ -166,6 +168,18 @@ def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[l
         found = memory.vectors.search(vector, memory.vectors.size)
         dense = [(i, score) for i, score in found if i in among]
     return fuse(lexical, dense), notice
+
+
+def _check_kind(memory: MemoryView, source_id: str, kind: str) -> None:
+    """A source asked for with a kind it is not of: a usage error that says its kind, not an
+    empty answer that looks like an empty source."""
+    found = memory.index.query("SELECT DISTINCT kind, source_kind FROM notes WHERE source_id = ?", [source_id])
+    kinds = sorted({"note" if note_kind == "user" else str(source_kind) for note_kind, source_kind in found})
+    if kinds and kind not in kinds:
+        raise UsageError(
+            f"source {source_id} is of kind {' and '.join(kinds)}, not {kind}",
+            hint="drop --kind (\"kind\" over HTTP and MCP) or change it",
+        )
 
 
 def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:

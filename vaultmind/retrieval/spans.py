@@ -3,13 +3,16 @@ any single time it names (`asked_window.question_window`):
 
     from/between <weekday> to/and <weekday>     "what did Bob say from Monday to Friday?"
     from/between <month> to/and <month>         "what happened from March to May?"
+    in/during <month> and/or <month>            "what happened in March and April?"
     [during/in] the week of <day>               "what did we discuss during the week of 4 March?"
 
 A span of weekdays or months is the latest one begun by the reference time, as "on Monday" is
 the latest Monday: "from Monday to Friday" asked on a Tuesday runs from the day before to the
 end of Friday, "from March to May" asked in March from this March to the end of May; an end
 before the start is in the next week, or the next year ("from Friday to Monday", "from November
-to February"). The years of a month span are those of a range of days (`yearless.range_years`:
+to February"); two months said together are read both ways, the shorter span kept ("in April
+and March" asked in May: March to April; "in November and February": November to February).
+The years of a month span are those of a range of days (`yearless.range_years`:
 a year said at either end holds for both; without one, the start's is settled as any month's,
 and `asked_window.year_held` may move it). "The week of 4 March"
 is the Monday-to-Monday week that holds 4 March, read as `timeparse` reads the day. Without
@@ -35,6 +38,10 @@ _MONTH_RX = alternation((name for name in MONTHS if len(name) > 3 or name == "ma
 _WEEKDAY_SPAN = re.compile(rf"\b(?:from|between) (?:the )?({_WEEKDAY_RX}) {_TO} (?:the )?({_WEEKDAY_RX})\b")
 _MONTH_SPAN = re.compile(
     rf"\b(?:from|between) (?:the )?({_MONTH_RX})(?:,? (\d{{4}}))? {_TO} (?:the )?({_MONTH_RX})(?:,? (\d{{4}}))?\b"
+)
+# two months said together: the months from the one to the other, the earlier first
+_MONTH_PAIR = re.compile(
+    rf"\b(?:in|during) ({_MONTH_RX})(?:,? (\d{{4}}))?,? (?:and|or|&) (?:in )?({_MONTH_RX})(?:,? (\d{{4}}))?\b"
 )
 _WEEK_OF = re.compile(r"\b(?:(?:in|during|over) )?the week of ")
 
@@ -67,17 +74,33 @@ def _weekdays(text: str, now: datetime) -> TimeWindow | None:
 def _months(text: str, now: datetime) -> TimeWindow | None:
     """ "from March to May": the latest March begun by `now` (or of the year said), to the end of
     the May after it."""
-    found = _MONTH_SPAN.search(text)
+    found = _MONTH_SPAN.search(text) or _MONTH_PAIR.search(text)
     if found is None:
         return None
     first, last = MONTHS[found.group(1)], MONTHS[found.group(3)]
     said = (int(found.group(2)) if found.group(2) else None), (int(found.group(4)) if found.group(4) else None)
+    spans = [_month_span(now, (first, last), said)]
+    if found.re is _MONTH_PAIR:  # said together, in either order: the shorter of the two readings
+        spans.append(_month_span(now, (last, first), (said[1], said[0])))
+    held = [span for span in spans if span is not None]
+    if not held:
+        return None
+    start, end = min(held, key=lambda span: span[1] - span[0])
+    return TimeWindow(start, end, found.group(0))
+
+
+def _month_span(
+    now: datetime, months: tuple[int, int], said: tuple[int | None, int | None]
+) -> tuple[datetime, datetime] | None:
+    """The start of month `months[0]` to the end of month `months[1]`, in their years
+    (`range_years`); None for a span that ends before it starts or is beyond the calendar."""
+    first, last = months
     start_year, end_year = range_years(now, first, last, *said)
     try:
         start, end = datetime(start_year, first, 1), datetime(end_year + (last == 12), last % 12 + 1, 1)
     except ValueError:  # a year beyond the calendar
         return None
-    return TimeWindow(start, end, found.group(0)) if end > start else None
+    return (start, end) if end > start else None
 
 
 def _week_of(text: str, now: datetime) -> TimeWindow | None:

@@ -4,23 +4,35 @@ Pure and deterministic: `parse_time_window("what did we decide last week?", now)
 Monday-to-Monday window of the previous ISO week. Understood forms (case-insensitive):
 
     today, yesterday, the day before yesterday, tomorrow
-    this/last/next week|month|year, last weekend, this morning/evening (→ today)
+    this/last/next week|month|year (not "the last week of …"), last weekend, this morning/evening (→ today)
     over/at/on the weekend (the one we are in, else the last), last night (18:00 yesterday to
     06:00 today)
     [in/during/since/before/after] Q1–Q4 or the first…fourth quarter [<year>] (without a year,
     the most recent)
     N days|weeks|months|years ago (N as digits or a word up to twenty; "a"/"a few" → 1/3)
-    in the last/past N days|weeks|months
+    in/during/over/within the last/past [N] days|weeks|months (rolling back from the reference:
+    "in the past week" is the seven days up to it, "in the past (few) days" three; bare "last
+    week"/"the past week" is the calendar week before this one)
     last <weekday>, on <weekday> (the most recent one before the reference), this/next <weekday>
-    (that day of this week, of the next)
+    (that day of this week, of the next), since [last] <weekday> (from it to the reference)
+    this/last/next quarter (the calendar quarter)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
-    on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], ISO dates 2023-05-08
-    (without a year, in its month's most recent year; 29 February in the latest leap year)
-    early/mid/late <month|year> narrow the window
-    between/from <day> and/to <day> (a month or year said once serves both days; without a year,
-    the latest range begun: its first day's year is settled as a single day's, and an end month
-    before the start month is in the next year — "between 28 December and 3 January")
+    on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], dates 2023-05-08,
+    2023/05/08, 2023.5.8, the month 2023-05, and 8/5/2023 or 8.5.2023 (day or month first:
+    one reading when the other is no date, else from the earlier reading to the later)
+    (without a year, in its month's most recent year; 29 February in the latest leap year);
+    a weekday written with its date ("on Tuesday, 23 April", "April 23 (Tuesday)"): the date, in
+    the year nearest the reference in which it falls on that weekday;
+    since/after/before/until <day>: open-ended, as for a month ("after 8 March": from 9 March
+    to now; "by <day>" is the day: "how many by 10 March?" is told on it)
+    early/mid/late/end of/middle of/beginning of/start of <month|year|last year…> narrow the
+    window to its first, middle or last third ("mid-March", "at the beginning of April", "late
+    last year")
+    between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
+    once serves both days; without a year, the latest range begun: its first day's year is
+    settled as a single day's, and an end month before the start month is in the next year —
+    "between 28 December and 3 January"; said backwards, from the earlier day)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
@@ -51,7 +63,8 @@ from datetime import datetime, timedelta
 
 from vaultmind import calendar_names
 from vaultmind.calendar_names import alternation
-from vaultmind.retrieval.yearless import latest_existing, range_years, recent_year
+from vaultmind.retrieval.day_ranges import day_range, numeric_date
+from vaultmind.retrieval.yearless import latest_existing, recent_year, weekday_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
 WEEKDAYS = {name: day for day, name in enumerate(calendar_names.WEEKDAYS)}
@@ -59,7 +72,7 @@ NUMBERS = {
     "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
     "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
     "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20,
-    "a few": 3, "a couple of": 2, "couple of": 2, "several": 4,
+    "a few": 3, "few": 3, "a couple of": 2, "couple of": 2, "several": 4,
 }  # fmt: skip
 
 _MONTH_RX = alternation(MONTHS, longest_first=True)
@@ -114,6 +127,9 @@ def _unit_window(now: datetime, unit: str, offset: int) -> tuple[datetime, datet
     if unit == "month":
         start = _add_months(today, offset)
         return start, _add_months(start, 1)
+    if unit == "quarter":
+        start = _add_months(today, offset * 3 - (today.month - 1) % 3)
+        return start, _add_months(start, 3)
     start = datetime(today.year + offset, 1, 1)
     return start, datetime(start.year + 1, 1, 1)
 
@@ -123,24 +139,31 @@ def _narrow(start: datetime, end: datetime, qualifier: str | None) -> tuple[date
         return start, end
     span = end - start
     third = span / 3
-    if qualifier == "early":
+    if qualifier in ("early", "beginning of", "start of"):
         return start, start + third
     if qualifier in ("mid", "middle of"):
         return start + third, start + 2 * third
     return start + 2 * third, end  # late / end of
 
 
+# a part of a month, year or week: "early March", "mid-March", "at the beginning of April", "late last year"
+_QUALIFIER_RX = r"(early|mid|late|end of|middle of|beginning of|start of)[- ](?:the )?"
+
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b"), "iso"),
+    (re.compile(r"\b(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\b"), "iso"),  # 2024-03-07, 2024/03/07, 2024.3.7
+    (re.compile(r"\b(\d{4})-(\d{2})\b(?![-/.]\d)"), "iso_month"),  # 2024-03
+    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b"), "numeric_date"),  # 7/3/2024, 7.3.2024
     (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
     (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
-    (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) ({_NUM_RX}) ({_UNIT_RX})\b"), "in_last"),
+    # "in the past week" rolls back from now (as "in the past 1 week"); "the last week of March" is March's
+    (re.compile(rf"\b(?:in|during|over|within) the (?:last|past) (?:({_NUM_RX}) )?({_UNIT_RX})\b(?! of\b)"), "in_last"),
     (re.compile(rf"\b({_NUM_RX}) ({_UNIT_RX}) (?:ago|before)\b"), "ago"),
     (re.compile(r"\b(this|last|next|previous|past) weekend\b"), "weekend"),
     (re.compile(r"\b(?:over|at|on|during) the weekend\b"), "the_weekend"),
     (re.compile(r"\blast night\b"), "last_night"),
-    (re.compile(r"\b(this|last|next|previous|past) (week|month|year)\b"), "rel_unit"),
-    (re.compile(rf"\b(?:(last|this|next|past|previous) |on )({_WEEKDAY_RX})\b"), "weekday"),
+    # "the last week of March" is March's
+    (re.compile(rf"\b(?:{_QUALIFIER_RX})?(this|last|next|previous|past) (week|month|quarter|year)\b(?! of\b)"), "rel_unit"),
+    (re.compile(rf"\b(?:(last|this|next|past|previous|since(?: last)?) |on )({_WEEKDAY_RX})\b"), "weekday"),
     (re.compile(r"\b(today|tonight|this morning|this afternoon|this evening)\b"), "today"),
     (re.compile(r"\byesterday\b"), "yesterday"),
     (re.compile(r"\btomorrow\b"), "tomorrow"),
@@ -152,7 +175,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(rf"\b(last|next|this|coming|past|previous) ({_MONTH_RX})\b"), "rel_month"),
     (
         re.compile(
-            rf"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            rf"\b(?:{_QUALIFIER_RX})?(?:(in|during|since|before|after|by|until|of) )?"
             rf"({_MONTH_RX})(?:,? (?:of )?(\d{{4}}))?\b"
         ),
         "month",
@@ -166,7 +189,7 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     ),
     (
         re.compile(
-            r"\b(?:(early|mid|late|end of|middle of) )?(?:(in|during|since|before|after|by|until|of) )?"
+            rf"\b(?:{_QUALIFIER_RX})?(?:(in|during|since|before|after|by|until|of) )?"
             r"((?:19|20)\d{2})\b"
         ),
         "year",
@@ -174,64 +197,13 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 
 
-_DAY_KINDS = ("iso", "day_month", "month_day")  # expressions that name one day
+_DAY_KINDS = ("iso", "numeric_date", "day_month", "month_day")  # expressions that name one day
 _RELATIVE_KINDS = frozenset(
     ("day_before_yesterday", "day_after_tomorrow", "in_last", "ago", "weekend", "the_weekend", "last_night",
      "rel_unit", "rel_month", "weekday", "today", "yesterday", "tomorrow")
 )  # fmt: skip
+_DAY_PREP = re.compile(r"\b(since|after|before|until|till) $")  # right before a day: open-ended
 _AROUND = re.compile(rf"\b(the|a|an|{_NUM_RX}) ({_UNIT_RX}) (before|after) (?:on |the )?$")
-
-
-def _day_rx(n: int) -> str:
-    """One end `n` of a range: "<month> <day>" or "<day> [of <month>]", then a year maybe (groups
-    m<n>/d<n>, e<n>/n<n>, y<n>)."""
-    month_day = rf"(?P<m{n}>{_MONTH_RX}) (?P<d{n}>\d{{1,2}})"
-    return (
-        rf"(?:the )?(?:{month_day}|(?P<e{n}>\d{{1,2}}))(?:st|nd|rd|th)?"
-        rf"(?: (?:of )?(?P<n{n}>{_MONTH_RX}))?(?:,? (?P<y{n}>\d{{4}}))?"
-    )
-
-
-_RANGE = re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-) {_day_rx(2)}\b")
-
-
-def _range(text: str, now: datetime) -> TimeWindow | None:
-    """"between 15 and 17 May", "from May 15 to May 17, 2024", "between August 11 and August 15
-    2023": both days and the days between them. A month or year said once serves both days; the
-    years of a range said without one are `range_years`'; a range that would end before it
-    starts is no range."""
-    for match in _RANGE.finditer(text):
-        g = match.groupdict()
-        first_month = g["m1"] or g["n1"]
-        second_month = g["m2"] or g["n2"] or first_month
-        first_month = first_month or second_month
-        if first_month is None or second_month is None or (g["m1"] and g["n1"]) or (g["m2"] and g["n2"]):
-            continue
-        months = MONTHS[first_month], MONTHS[second_month]
-        said = (int(g["y1"]) if g["y1"] else None), (int(g["y2"]) if g["y2"] else None)
-        try:
-            start, end = _range_days(now, months, (int(g["d1"] or g["e1"]), int(g["d2"] or g["e2"])), said)
-        except (OverflowError, ValueError):  # no such day, or beyond the calendar (31 December 9999)
-            continue
-        if end > start:
-            return TimeWindow(start, end, match.group(0).strip())
-    return None
-
-
-def _range_days(
-    now: datetime, months: tuple[int, int], days: tuple[int, int], said: tuple[int | None, int | None]
-) -> tuple[datetime, datetime]:
-    """The first day and the end (exclusive) of a range from day `days[0]` of month `months[0]`
-    to `days[1]` of `months[1]`, in its years (`range_years`; `said`: the years said, None for
-    none), a 29 February said without one in the latest year that has it (`latest_existing`)."""
-    years = range_years(now, months[0], months[1], *said)
-    return latest_existing(
-        lambda back: (
-            datetime(years[0] - back, months[0], days[0]),
-            datetime(years[1] - back, months[1], days[1]) + timedelta(days=1),
-        ),
-        said != (None, None),
-    )
 
 
 def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
@@ -240,17 +212,23 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     written = " ".join(question.replace("’", "'").split())
     text = written.lower()
     cased = written if len(written) == len(text) else None  # the question's capitals, where they line up
-    spanned = _range(text, now)
+    spanned = day_range(text, now, cased)
     if spanned is not None:
-        return spanned
+        return TimeWindow(*spanned)
     anchored = _anchored(text, now, cased)
     if anchored is not None:
         return anchored
     for pattern, kind in _PATTERNS:
         for match in pattern.finditer(text):
-            window = _try_window(kind, match, now, cased)
-            if window is not None:
-                return TimeWindow(window[0], window[1], match.group(0).strip())
+            window = _try_window(kind, match, now, cased) if not _of_a_date(kind, match) else None
+            if window is None:
+                continue
+            start = match.start()
+            if kind in ("day_month", "month_day") and (weekday := _WEEKDAY_BEFORE.search(text, 0, match.start(1))):
+                start = weekday.start()  # "tuesday 23 april": its year is told
+            if kind in (*_DAY_KINDS, "iso_month") and (prep := _DAY_PREP.search(text, 0, start)) is not None:
+                window, start = _open_ended(prep.group(1), *window, now), prep.start()
+            return TimeWindow(window[0], window[1], text[start : match.end()].strip())
     return None
 
 
@@ -282,7 +260,7 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
     for pattern, kind in _PATTERNS:
         if kind in _RELATIVE_KINDS:
             for relative in pattern.finditer(text):
-                if relative.start() < match.end() and match.start() < relative.end():
+                if (relative.start() < match.end() and match.start() < relative.end()) or _of_a_date(kind, relative):
                     continue  # part of the date itself
                 found = _try_window(kind, relative, anchor, cased)
                 if found is not None:
@@ -292,6 +270,25 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
                         " … ".join(m.group(0).strip() for m in words),
                     )
     return None
+
+
+# a weekday written with its date ("on Tuesday, 23 April", "Tuesday the 23rd of April", "April
+# 23 (Tuesday)") is part of it: it tells the date's year, and is no day of its own
+_DATE_NEXT = re.compile(rf",? (?:the )?(?:\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_RX})\b|(?:{_MONTH_RX}) \d{{1,2}}\b)")
+_WEEKDAY_BEFORE = re.compile(rf"\b({_WEEKDAY_RX}),? (?:the )?$")
+_WEEKDAY_AFTER = re.compile(rf",? \(?({_WEEKDAY_RX})\b")
+
+
+def _of_a_date(kind: str, m: re.Match[str]) -> bool:
+    """Whether a `weekday` match is the weekday of the date written right after it."""
+    return kind == "weekday" and m.group(1) in (None, "since") and _DATE_NEXT.match(m.string, m.end()) is not None
+
+
+def _weekday_year(now: datetime, month: int, day: int, m: re.Match[str]) -> int | None:
+    """The year of a date `m` said without one, told by the weekday written beside it
+    (`yearless.weekday_year`); None without one."""
+    said = _WEEKDAY_BEFORE.search(m.string, 0, m.start(1)) or _WEEKDAY_AFTER.match(m.string, m.end())
+    return weekday_year(now, month, day, WEEKDAYS[said.group(1)]) if said is not None else None
 
 
 def _try_window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None) -> tuple[datetime, datetime] | None:
@@ -308,10 +305,17 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     today = day_start(now)
     if kind == "iso":
         try:
-            start = datetime(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+            start = datetime(int(m.group(1)), int(m.group(3)), int(m.group(4)))
         except ValueError:
             return None
         return start, start + timedelta(days=1)
+    if kind == "iso_month":
+        if not 1 <= int(m.group(2)) <= 12:
+            return None  # "2023-24": a season, not a month
+        start = _month_start(int(m.group(1)), int(m.group(2)))
+        return start, _add_months(start, 1)
+    if kind == "numeric_date":
+        return numeric_date(int(m.group(1)), int(m.group(3)), int(m.group(4)))
     if kind == "day_before_yesterday":
         return today - timedelta(days=2), today - timedelta(days=1)
     if kind == "day_after_tomorrow":
@@ -323,7 +327,9 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     if kind == "tomorrow":
         return today + timedelta(days=1), today + timedelta(days=2)
     if kind == "in_last":
-        n, unit = _num(m.group(1)), m.group(2).rstrip("s")
+        # no number: one unit, or a few of them ("in the past weeks")
+        n = _num(m.group(1)) if m.group(1) else NUMBERS["a few"] if m.group(2).endswith("s") else 1
+        unit = m.group(2).rstrip("s")
         return _back(now, n, unit), now + timedelta(seconds=1)
     if kind == "ago":
         n, unit = _num(m.group(1)), m.group(2).rstrip("s")
@@ -346,24 +352,26 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         start = _month_start(year, first_month)
         return _open_ended(prep, start, _add_months(start, 3), now)
     if kind == "rel_unit":
-        offset = 0 if m.group(1) == "this" else 1 if m.group(1) == "next" else -1
-        return _unit_window(now, m.group(2), offset)
+        offset = 0 if m.group(2) == "this" else 1 if m.group(2) == "next" else -1
+        return _narrow(*_unit_window(now, m.group(3), offset), m.group(1))
     if kind == "weekday":
         target = WEEKDAYS[m.group(2)]
         if m.group(1) in ("this", "next"):  # that day of this week, or of the next
             monday = today - timedelta(days=today.weekday()) + timedelta(weeks=1 if m.group(1) == "next" else 0)
             return monday + timedelta(days=target), monday + timedelta(days=target + 1)
         back = (today.weekday() - target) % 7
-        if m.group(1) in ("last", "past", "previous") and back == 0:
+        if m.group(1) in ("last", "past", "previous", "since last") and back == 0:
             back = 7
         start = today - timedelta(days=back)
+        if m.group(1) in ("since", "since last"):  # from that day to now
+            return _open_ended("since", start, start + timedelta(days=1), now)
         return start, start + timedelta(days=1)
     if kind in ("day_month", "month_day"):
         day_s, month_s = (m.group(1), m.group(2)) if kind == "day_month" else (m.group(2), m.group(1))
         month = MONTHS[month_s]
         if kind == "day_month" and month_s == "may" and not m.group(3) and _a_number_that_may(cased, m):
             return None  # "which of the 12 may attend?"
-        year = int(m.group(3)) if m.group(3) else recent_year(now, month)
+        year = int(m.group(3)) if m.group(3) else _weekday_year(now, month, int(day_s), m) or recent_year(now, month)
         try:
             start = latest_existing(lambda back: datetime(year - back, month, int(day_s)), bool(m.group(3)))
         except ValueError:
@@ -465,7 +473,7 @@ def _open_ended(prep: str | None, start: datetime, end: datetime, now: datetime)
         return start, max(end, now + timedelta(seconds=1))
     if prep == "after":
         return end, max(end + timedelta(days=1), now + timedelta(seconds=1))
-    if prep in ("before", "until", "by"):
+    if prep in ("before", "until", "till", "by"):
         return datetime(1970, 1, 1), start if prep == "before" else end
     return start, end
 

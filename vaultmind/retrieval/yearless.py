@@ -4,15 +4,18 @@ reference time, as `timeparse` and `spans` read them alike.
 A month said alone is this year's when it has begun, else last year's (`recent_year`); a day,
 its month's year, except 29 February, in the latest leap year up to it (`latest_existing`); a
 range, the latest begun: its start's year, an end month before the start month in the next
-(`range_years`). A year said at one end of a range holds for both.
+(`range_years`). A year said at one end of a range holds for both. A date said with its
+weekday ("Tuesday 23 April") is in the year nearest the reference time in which it falls on
+that weekday (`weekday_year`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TypeVar
 
+WEEKDAY_YEARS = 7  # a date falls on each weekday within this many years of any other
 LEAP_CYCLE = 8  # 29 February comes back within this many years (1896, then 1904)
 _T = TypeVar("_T")
 
@@ -45,3 +48,19 @@ def latest_existing(dated: Callable[[int], _T], said: bool) -> _T:
         except ValueError:
             continue
     return dated(LEAP_CYCLE if not said else 0)
+
+
+def weekday_year(now: datetime, month: int, day: int, weekday: int) -> int | None:
+    """The year, nearest to `now` (within `WEEKDAY_YEARS` back, one ahead), in which day `day`
+    of month `month` falls on `weekday` (0 Monday): "Tuesday 23 April" asked in March 2024 is
+    2024, "Sunday 23 April" 2023; None when no such year."""
+    today = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    fits: list[tuple[timedelta, int]] = []
+    for year in range(now.year - WEEKDAY_YEARS, now.year + 2):
+        try:
+            date = datetime(year, month, day)
+        except ValueError:  # 29 February of a year without one, or beyond the calendar
+            continue
+        if date.weekday() == weekday:
+            fits.append((abs(date - today), year))
+    return min(fits)[1] if fits else None

@@ -1,0 +1,57 @@
+"""Full-width Latin (what an East Asian keyboard types by default) and other compatibility
+forms are searched as their plain letters, in the question and in the notes alike; an index
+from before reads them anew once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.index.lexical import term_counts, terms
+from vaultmind.memory import Memory
+
+from .conftest import write
+from .test_sync import _indexed_before
+
+
+def test_full_width_and_ligatures_have_the_plain_words_terms() -> None:
+    assert terms("ｂｕｄｇｅｔ ﬁle") == terms("budget file")
+    assert term_counts("Ｔｈｅ ｂｕｄｇｅｔ") == term_counts("The budget")
+
+
+def test_a_question_in_full_width_finds_the_note_and_its_entity(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "notes/venue.md", "# Venue\n\nThe deposit for [[Harbor Hall]] is due; the budget holds.\n")
+    entity = 'vaultmind: entity\nid: "org:harbor-hall"\nkind: org\ndisplay_name: Harbor Hall'
+    write(vault, "entities/org/harbor-hall.md", f"---\n{entity}\n---\n# Harbor Hall\n\nEvent venue on the quay.\n")
+    write(vault, "notes/other.md", "# Other\n\nA note about the projector.\n")
+    write(vault, "notes/wide.md", "# Wide\n\nＴｈｅ ｆｌｏｒｉｓｔ ｑｕｏｔｅ arrived.\n")  # typed in full width
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = memory.query("search", {"query": "ｂｕｄｇｅｔ"})
+        assert [h["note_path"] for h in found["hits"]][:1] == ["notes/venue.md"]
+        walked = memory.query("walk", {"query": "Ｈａｒｂｏｒ Ｈａｌｌ deposit"})
+        assert [e["id"] for e in walked["query"]["entities"]] == ["org:harbor-hall"]
+        assert walked["hits"][0]["note_path"] == "notes/venue.md"
+        names = memory.query("search_entities", {"query": "ｈａｒｂｏｒ ｈａｌｌ"})["hits"]
+        assert names and names[0]["display_name"] == "Harbor Hall"
+        assert memory.query("search", {"query": "florist quote"})["hits"][0]["note_path"] == "notes/wide.md"
+
+
+def test_an_index_holding_full_width_words_is_rebuilt_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0038: postings written before hold the full-width word as its own term."""
+    write(vault, "notes/wide.md", "# Wide\n\nＴｈｅ ｆｌｏｒｉｓｔ ｑｕｏｔｅ arrived.\n")
+    old = "UPDATE postings SET term = 'ｆｌｏｒｉｓｔ' WHERE term = 'florist'"
+    config = _indexed_before(vault, monkeypatch, "0038", then=[old])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert [h["note_path"] for h in memory.search("florist", limit=3)["hits"]] == ["notes/wide.md"]
+
+
+def test_an_ascii_index_is_not_rebuilt(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(vault, "notes/plain.md", "# Plain\n\nA note about the projector.\n")
+    with Memory.open(_indexed_before(vault, monkeypatch, "0038")) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None

@@ -1,0 +1,120 @@
+"""Time expressions read as the window the asker means: two times said together, ranges said
+the wrong way round, a date's preposition, a weekday written with its date, rolling spans,
+numeric dates, qualifiers and the relative forms without a number."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.asked_window import question_window
+
+from .conftest import write_slack_day
+
+SUNDAY = datetime(2024, 3, 17, 20, 0)  # a Sunday evening
+MAY = datetime(2024, 5, 20, 10, 0)
+MONDAY = datetime(2024, 3, 11, 10, 0)
+
+
+def _days(question: str, now: datetime) -> tuple[str, str] | None:
+    window = question_window(question, now)
+    return None if window is None else (window.start.date().isoformat(), window.end.date().isoformat())
+
+
+@pytest.mark.parametrize(
+    ("question", "now", "days"),
+    [
+        # two days or two months said together: from the one to the other, the earlier first
+        ("what happened on 7 March or 9 March?", SUNDAY, ("2024-03-07", "2024-03-10")),
+        ("what happened on March 7 and March 9?", SUNDAY, ("2024-03-07", "2024-03-10")),
+        ("what happened on 9 March or 7 March?", SUNDAY, ("2024-03-07", "2024-03-10")),
+        ("on 2 or 3 May 2023", SUNDAY, ("2023-05-02", "2023-05-04")),
+        ("on 3 January or 28 December", SUNDAY, ("2023-12-28", "2024-01-04")),
+        ("what happened in March and April?", MAY, ("2024-03-01", "2024-05-01")),
+        ("what happened in April or March?", MAY, ("2024-03-01", "2024-05-01")),
+        ("what happened in November and February?", MAY, ("2023-11-01", "2024-03-01")),
+        # a range said the wrong way round is the same days
+        ("what happened between 7 march and 4 march?", SUNDAY, ("2024-03-04", "2024-03-08")),
+        # the second end of a pair names its month; "may" after a bare number is the verb
+        ("we met on 7 March and 2 friends came", SUNDAY, ("2024-03-07", "2024-03-08")),
+        # since/after/before/until a day: open-ended, as for a month
+        ("what did Alice say after 8 March?", SUNDAY, ("2024-03-09", "2024-03-17")),
+        ("what happened since March 5?", SUNDAY, ("2024-03-05", "2024-03-17")),
+        ("what was agreed before 5 March?", SUNDAY, ("1970-01-01", "2024-03-05")),
+        ("what was done until 2024-03-05?", SUNDAY, ("1970-01-01", "2024-03-06")),
+        ("three days after 8 March", SUNDAY, ("2024-03-09", "2024-03-12")),  # still the three days
+        ("how many had she won by 10 March?", SUNDAY, ("2024-03-10", "2024-03-11")),  # "by": as of that day
+        # a weekday written with its date is part of it, and tells its year
+        ("what happened on Tuesday 23 April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Sunday 23 April?", MONDAY, ("2023-04-23", "2023-04-24")),
+        ("what happens on Tuesday, 23 April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Tuesday the 23rd of April?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on April 23 (Tuesday)?", MONDAY, ("2024-04-23", "2024-04-24")),
+        ("what happened on Tuesday?", MONDAY, ("2024-03-05", "2024-03-06")),  # a weekday alone: as before
+        # "in the last/past <unit>" rolls back from the question's time, as with a number
+        ("what happened in the past week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened in the last week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened within the last week?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened over the past month?", SUNDAY, ("2024-02-16", "2024-03-17")),
+        ("what happened in the past few days?", SUNDAY, ("2024-03-14", "2024-03-17")),
+        ("what happened in the past weeks?", SUNDAY, ("2024-02-25", "2024-03-17")),
+        ("what happened the past week?", SUNDAY, ("2024-03-04", "2024-03-11")),  # bare: the calendar week
+        # since <weekday>, this/last/next quarter
+        ("what happened since Monday?", SUNDAY, ("2024-03-11", "2024-03-17")),
+        ("what happened since last Sunday?", SUNDAY, ("2024-03-10", "2024-03-17")),
+        ("what happened since Tuesday, 5 March?", SUNDAY, ("2024-03-05", "2024-03-17")),
+        ("what did we ship last quarter?", SUNDAY, ("2023-10-01", "2024-01-01")),
+        ("what is planned for next quarter?", SUNDAY, ("2024-04-01", "2024-07-01")),
+        ("what did we do in the last week of February?", SUNDAY, ("2024-02-01", "2024-03-01")),  # not last week
+        # a part of a month or year: its first, middle or last third
+        ("what happened in mid-March?", MAY, ("2024-03-11", "2024-03-21")),
+        ("what happened at the beginning of April?", MAY, ("2024-04-01", "2024-04-11")),
+        ("what happened late last year?", MAY, ("2023-09-01", "2024-01-01")),
+        ("what happened at the end of last year?", MAY, ("2023-09-01", "2024-01-01")),
+        ("what happened at the start of this month?", MAY, ("2024-05-01", "2024-05-11")),
+        # numeric dates: a day, a month, or a day written either way round
+        ("what happened on 2024/03/07?", MAY, ("2024-03-07", "2024-03-08")),
+        ("what happened on 2024.3.7?", MAY, ("2024-03-07", "2024-03-08")),
+        ("what happened in 2024-03?", MAY, ("2024-03-01", "2024-04-01")),
+        ("what happened on 13/3/2024?", MAY, ("2024-03-13", "2024-03-14")),
+        ("what happened on 3/13/2024?", MAY, ("2024-03-13", "2024-03-14")),
+        ("what happened on 7.3.2024?", MAY, ("2024-03-07", "2024-07-04")),  # 7 March or 3 July
+        ("what happened after 2024/03/07?", MAY, ("2024-03-08", "2024-05-20")),
+    ],
+)
+def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:
+    assert _days(question, now) == days
+
+
+def test_may_after_two_bare_numbers_is_the_verb() -> None:
+    assert _days("which of the 2 or 3 may come?", SUNDAY) is None
+
+
+def test_walk_asked_after_a_day_favours_the_days_after_it(vault: Path) -> None:
+    """"after 8 March" had been 8 March alone: the messages after it were down-weighted and one
+    before it kept its full weight."""
+    for day in ("2024-03-07", "2024-03-09", "2024-03-11"):
+        write_slack_day(vault, day, [("Alice Chen", "10:00", f"The venue deposit is settled, note of {day}.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What did Alice say about the venue deposit after 8 March?", limit=5, reference_time=SUNDAY)
+        factor = {h["time_range"]["start"][:10]: h["breakdown"]["time_factor"] for h in result["hits"]}
+        assert factor["2024-03-09"] == factor["2024-03-11"] == 1.0 > factor["2024-03-07"]
+        assert result["hits"][-1]["time_range"]["start"].startswith("2024-03-07")
+
+
+def test_walk_reads_a_weekday_written_with_its_date_as_the_year_it_falls_in(vault: Path) -> None:
+    """"on Tuesday 23 April" asked in March 2024 had been the Tuesday before Sunday 23 April
+    2023 up to that Sunday: a week of the wrong year. 23 April 2024 is the Tuesday."""
+    write_slack_day(vault, "2023-04-23", [("Alice Chen", "10:00", "The launch party plans are drafted.")])
+    write_slack_day(vault, "2024-04-23", [("Alice Chen", "10:00", "The launch party starts at noon.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("what happened at the launch party on Tuesday 23 April?", limit=5, reference_time=MONDAY)
+        window = result["query"]["time_window"]
+        assert (window["start"], window["end"]) == ("2024-04-23T00:00:00Z", "2024-04-24T00:00:00Z")
+        assert result["hits"][0]["time_range"]["start"].startswith("2024-04-23")
