@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
+from vaultmind.index.row_groups import refill_last_group
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.model import Progress
@@ -80,7 +81,11 @@ def embed_missing(
     leaves took over a second per save. `into` receives the vectors embedded for them,
     by content hash, as stored (the resident vectors then need not read them back).
     Raises `DimensionChanged` (nothing of the batch stored) when the model's vectors are
-    not of the dimension of those stored for it."""
+    not of the dimension of those stored for it.
+
+    Within a whole-vault load's transaction, the vectors of the last part-filled row group of
+    `embeddings` are first moved ahead of the new ones (`row_groups.refill_last_group`), so
+    that the load's checkpoint does not rewrite that group in memory."""
     model = embedder.model_id
     if only is not None:
         if not only:
@@ -105,6 +110,10 @@ def embed_missing(
             return 0
         if progress:
             progress("embed", 0, total)
+        if index.in_bulk:  # one transaction, whose full row groups are written as they fill
+            with index.transaction() as con:
+                refill_last_group(con, "embeddings", total)
+            drop_written_blocks(index)
         done = 0
         end = int(index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
         for start in range(0, end, EMBED_FETCH_ROWS):

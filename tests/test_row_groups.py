@@ -1,0 +1,119 @@
+"""A table's row groups kept full before a large append (`index.row_groups`), on real DuckDB
+files: the shapes are DuckDB's own, read back from `pragma_storage_info`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.embed.providers import create_embedder
+from vaultmind.index.row_groups import ROW_GROUP_ROWS, group_sizes, refill_last_group
+from vaultmind.index.store import Index
+from vaultmind.sync_embed import embed_missing
+
+RG = ROW_GROUP_ROWS
+
+
+def _append(con: duckdb.DuckDBPyConnection, start: int, count: int, model: str = "another-model") -> None:
+    """`count` vectors of texts numbered from `start` (blobs of the row's number: each tells
+    its row)."""
+    con.execute(
+        """INSERT INTO embeddings SELECT sha256('text ' || i), ?, 2, encode(i::VARCHAR)
+           FROM range(?, ?) t(i)""",
+        [model, start, start + count],
+    )
+
+
+def _stored(index: Index) -> set[tuple[str, str, int, bytes]]:
+    return {(str(h), str(m), int(d), bytes(v)) for h, m, d, v in index.query("SELECT * FROM embeddings")}
+
+
+def _index_with_groups(path: Path, *sizes: int) -> Index:
+    """An index whose `embeddings` table has row groups of `sizes` rows, each appended and
+    checkpointed on its own (as a load and later saves leave them)."""
+    index = Index.open(path)
+    start = 0
+    for size in sizes:
+        with index.transaction() as con:
+            _append(con, start, size)
+        index.checkpoint()
+        start += size
+    assert group_sizes(index.con, "embeddings") == list(sizes)
+    return index
+
+
+@pytest.mark.slow
+def test_a_large_append_after_a_part_filled_group_lands_in_full_groups_and_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    """The shape of the 50k case (a part-filled group, a save's few rows, then many new
+    vectors): the rows after the last full group are moved ahead of the new ones, so the
+    checkpoint finds full groups and one last part-filled one, and merges nothing. Every
+    vector is still there, under the same content hash, with the same bytes."""
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, 59_947, 30)
+    try:
+        before = _stored(index)
+        with index.transaction() as con:
+            assert refill_last_group(con, "embeddings", 86_580) == 59_977
+            _append(con, RG + 59_977, 86_580)
+        index.checkpoint()
+        assert group_sizes(index.con, "embeddings") == [RG, RG, 59_977 + 86_580 - RG]
+        after = _stored(index)
+        assert before <= after and len(after) == len(before) + 86_580
+        assert index.scalar("SELECT count(*) FROM embeddings") == RG + 59_977 + 86_580
+    finally:
+        index.close()
+
+
+@pytest.mark.slow
+def test_an_append_smaller_than_the_last_group_and_its_gap_moves_nothing(tmp_path: Path) -> None:
+    """A few new vectors (a save's) after a half-filled group: nothing is moved, and the
+    checkpoint does not merge that group with them either."""
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, 59_947)
+    try:
+        with index.transaction() as con:
+            assert refill_last_group(con, "embeddings", 256) == 0
+            _append(con, RG + 59_947, 256)
+        index.checkpoint()
+        assert group_sizes(index.con, "embeddings") == [RG, 59_947, 256]
+        with index.transaction() as con:  # a table of full groups only: nothing to move
+            assert refill_last_group(con, "embeddings", 0) == 0
+    finally:
+        index.close()
+
+
+@pytest.mark.slow
+def test_the_backlog_of_a_whole_vault_load_fills_the_last_group_of_the_embeddings(tmp_path: Path) -> None:
+    """The vectors a whole-vault load leaves to its own pass (`embed_missing` in the load's
+    transaction) are appended after the rows of the table's part-filled last group, moved
+    ahead of them: 100 texts fill it, the rest starts the next group."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    embedder = create_embedder(load_config(vault, embed_provider="static"))
+    assert embedder is not None
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
+    try:
+        before = _stored(index)
+        with index.transaction() as con:
+            con.execute(
+                """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
+                                       anchor, heading_path)
+                   SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
+                          3, 3, '', []::VARCHAR[]
+                   FROM range(150) t(i)"""
+            )
+        with index.bulk():
+            assert embed_missing(index, embedder, 64, None) == 150
+        assert group_sizes(index.con, "embeddings") == [RG, RG, 50]
+        after = _stored(index)
+        assert before <= after and len(after) == len(before) + 150
+        mine = index.query("SELECT content_hash, dim FROM embeddings WHERE model = ?", [embedder.model_id])
+        assert {str(h) for h, _ in mine} == {
+            str(h) for (h,) in index.query("SELECT sha256('new text ' || i) FROM range(150) t(i)")
+        }
+        assert {int(d) for _, d in mine} == {embedder.dim}
+    finally:
+        index.close()
