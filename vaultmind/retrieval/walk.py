@@ -7,7 +7,8 @@
 2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
    window's leaves, for a question about nothing but its author, that author's latest, and for
    one that asks for nothing but open tasks, the vault's open tasks in their order (`tasks`).
-3. Score each: the signals fused into a base (`signals`), the length factor, the context a
+3. Score each: the signals fused into a base (`signals`; a name weighed by how common it is in
+   its conversation, `name_weight`), the length factor, the context a
    strong match lends its neighbours, the time factor and the window's presence (`windows`),
    "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
    `revisions`).
