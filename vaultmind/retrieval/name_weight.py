@@ -41,24 +41,29 @@ FULL_SHARE = 0.2  # a name in at most this share of its conversation's messages 
 def distinctiveness(held: int, messages: int) -> float:
     """The weight of a name held by `held` of a conversation's `messages` (module doc)."""
     share = held / (messages + SHARE_PRIOR)
-    if share <= FULL_SHARE:
-        return 1.0
-    return min(1.0, math.log(share) / math.log(FULL_SHARE))
+    return 1.0 if share <= FULL_SHARE else min(1.0, math.log(share) / math.log(FULL_SHARE))
+
+
+def _distinctiveness(held: npt.NDArray[np.int64], messages: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    """`distinctiveness` of each pair of `held` and `messages`."""
+    share = held / (messages + SHARE_PRIOR)
+    common = share > FULL_SHARE
+    out = np.ones(len(share))
+    out[common] = np.minimum(1.0, np.log(share[common]) / math.log(FULL_SHARE))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class NameWeights:
-    """What `name_weights` found: (row, entity) → the weight of a query entity's occurrence
-    in a message it did not write, when below 1; per row, the strongest weight of a query entity
-    it names (`naming`: 1 for a full one, 0 for none); and the graph proximity reweighed."""
+    """What `name_weights` found: per candidate and query entity (in `entity_ids` order), the
+    weight of its occurrence (`held`: 0 none, 1 in full, less for a name common in a message's
+    conversation); per candidate, the strongest (`naming`) and the weakest of those it holds
+    (`weakest`, 1 for none); and the graph proximity reweighed."""
 
-    mention: dict[tuple[int, str], float]
+    held: npt.NDArray[np.float64]
     naming: npt.NDArray[np.float64]
+    weakest: npt.NDArray[np.float64]
     graph: dict[str, float]
-
-    def of_leaf(self, k: int, entities: frozenset[str]) -> float:
-        """The weakest weight among `entities` of the leaf at row `k` (1: none weighed)."""
-        return min((self.mention.get((k, e), 1.0) for e in entities), default=1.0)
 
 
 def name_weights(
@@ -74,37 +79,32 @@ def name_weights(
     """The weights of the occurrences of the query entities (`entity_ids`; `entity_leaves`,
     their leaves) among the candidates `ids` (`at` their places, `cols` their columns; `named`:
     author → the query entity they are), and of the graph proximity `graph_weights` (module doc)."""
-    naming = np.zeros(len(ids))
-    naming[[at[leaf_id] for leaf_id in entity_leaves if leaf_id in at]] = 1.0
-    if not entity_leaves and not graph_weights:
-        return NameWeights({}, naming, graph_weights)
+    column_of = {e: j for j, e in enumerate(dict.fromkeys(entity_ids))}
+    held = np.zeros((len(ids), len(column_of)))
+    places = [(k, column_of[e]) for leaf_id, ents in entity_leaves.items() if (k := at.get(leaf_id)) is not None for e in ents if e in column_of]
+    if not places and not graph_weights:
+        return NameWeights(held, held.max(axis=1, initial=0.0), np.ones(len(ids)), graph_weights)
     conversation, sizes = memory.leaves.conversations(ids)
-    mention: dict[tuple[int, str], float] = {}
-    held: dict[str, npt.NDArray[np.int64]] = {}  # entity → its messages per conversation
-    for e in sorted({e for ents in entity_leaves.values() for e in ents}):
-        rows = np.array([at[leaf_id] for leaf_id, ents in entity_leaves.items() if e in ents and leaf_id in at], dtype=np.int64)
-        places = conversation[rows] if len(rows) else np.zeros(0, dtype=np.int32)
-        held[e] = np.bincount(places[places >= 0], minlength=len(sizes))
-    found: dict[tuple[str, int], float] = {}  # (entity, conversation) → its weight there
-
-    def weight(e: str, c: int) -> float:
-        if (e, c) not in found:
-            found[(e, c)] = distinctiveness(int(held[e][c]), int(sizes[c]))
-        return found[(e, c)]
-
-    for leaf_id, ents in entity_leaves.items():
-        k = at.get(leaf_id)
-        if k is None or conversation[k] < 0:
-            continue
-        c = int(conversation[k])
-        author = cols.author_names[int(cols.author[k])]
-        weights = [1.0 if named.get(author) == e else weight(e, c) for e in ents]
-        for e, w in zip(ents, weights, strict=True):
-            if w < 1.0:
-                mention[(k, e)] = w
-        naming[k] = max(weights)
-    graph = _graph_weights(memory, graph_weights, entity_ids, at, conversation, sizes) if graph_weights else graph_weights
-    return NameWeights(mention, naming, graph)
+    if places:
+        rows, columns = (np.array(c, dtype=np.int64) for c in zip(*places, strict=True))
+        held[rows, columns] = 1.0
+        message = conversation[rows] >= 0
+        rows, columns = rows[message], columns[message]
+        conv = conversation[rows].astype(np.int64)
+        # per (entity, conversation) the messages that hold it, and its weight there
+        key = columns * len(sizes) + conv
+        counts = np.bincount(key, minlength=len(column_of) * len(sizes))
+        weight = _distinctiveness(counts[key], sizes[conv])
+        # a message its entity wrote holds it in full
+        authors = np.unique(cols.author[rows]).tolist()
+        entity_of = np.full(max(authors, default=0) + 1, -1, dtype=np.int64)
+        for code in authors:
+            entity_of[code] = column_of.get(named.get(cols.author_names[code], ""), -1)
+        weight[entity_of[cols.author[rows]] == columns] = 1.0
+        held[rows, columns] = weight
+    graph = _graph_weights(memory, graph_weights, list(column_of), at, conversation, sizes) if graph_weights else graph_weights
+    weakest = np.where(held > 0, held, 1.0).min(axis=1, initial=1.0)
+    return NameWeights(held, held.max(axis=1, initial=0.0), weakest, graph)
 
 
 def _graph_weights(
@@ -129,17 +129,21 @@ def _graph_weights(
     if top <= 0 or not messages:
         return graph_weights
     counts: dict[str, npt.NDArray[np.int64]] = {}  # neighbour → its messages per conversation
+    found: dict[tuple[str, int], float] = {}  # (neighbour, conversation) → its weighed edge
 
-    def held(other: str) -> npt.NDArray[np.int64]:
-        if other not in counts:
-            places, _ = memory.leaves.conversations(sorted(graph.leaves_of([other])))
-            counts[other] = np.bincount(places[places >= 0], minlength=len(sizes))
-        return counts[other]
+    def weighed(other: str, c: int) -> float:
+        if (other, c) not in found:
+            if other not in counts:
+                places, _ = memory.leaves.conversations(sorted(graph.leaves_of([other])))
+                counts[other] = np.bincount(places[places >= 0], minlength=len(sizes))
+            held = int(counts[other][c]) if c < len(counts[other]) else 0
+            found[(other, c)] = edge[other] / top * distinctiveness(held, int(sizes[c]))
+        return found[(other, c)]
 
     out = dict(graph_weights)
     for leaf_id, ents in graph.entities_of(messages).items():
         c = int(conversation[at[leaf_id]])
-        near = [edge[other] / top * distinctiveness(int(held(other)[c]), int(sizes[c])) for other in ents if other in edge]
+        near = [weighed(other, c) for other in ents if other in edge]
         if near:
             out[leaf_id] = max(near)
     return out

@@ -213,13 +213,14 @@ def leaf_signals(
     entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
     named: dict[str, str],
-    mention: dict[tuple[int, str], float] | None = None,
+    weighed: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]:
     """Each candidate's signals (module doc), one row per id of `ids` (`at`: their places),
     columns in `SIGNALS` order. A message counts as involving its author (for the entity signal)
     when the question names them: by a word of their name, or by any name of the entity they
-    resolve to (`named`, from `named_authors`); a query entity's occurrence counts its weight
-    in `mention` ((row, entity) → weight, `name_weight.name_weights`) when that has one."""
+    resolve to (`named`, from `named_authors`). `weighed` (`name_weight.name_weights`), when
+    given, is the weight of each leaf's occurrence of each query entity (in their order), read
+    in place of `entity_leaves`: a name common in its conversation counts less."""
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
         out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
@@ -239,12 +240,13 @@ def leaf_signals(
         out[np.isin(cols.author, list(implied)), AUTHOR] = 1.0
     if qents:  # the query entities each leaf involves: mentioned in it, or spelled by its author's name
         column_of = {e: j for j, e in enumerate(dict.fromkeys(e for e, _ in qents))}
-        held = np.zeros((len(ids), len(column_of)))
-        places = [(at[leaf_id], column_of[e]) for leaf_id, ents in entity_leaves.items() if leaf_id in at for e in ents]
-        if places:
-            held[tuple(np.array(places).T)] = 1.0
-        for (row, e), weight in (mention or {}).items():  # a name common in its conversation (`name_weight`)
-            held[row, column_of[e]] = weight
+        if weighed is not None:
+            held = weighed.copy()
+        else:
+            held = np.zeros((len(ids), len(column_of)))
+            places = [(at[leaf_id], column_of[e]) for leaf_id, ents in entity_leaves.items() if leaf_id in at for e in ents]
+            if places:
+                held[tuple(np.array(places).T)] = 1.0
         for code, ents in implied.items():
             by_author = cols.author == code
             for e in ents:

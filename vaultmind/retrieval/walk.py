@@ -199,7 +199,7 @@ def walk(
     lex, den = normalise_max(dict(lexical)), normalise_dense(dict(dense))
     # a name in most of its conversation's messages (a two-person chat's speakers) weighs little
     names = name_weights(memory, ids, at, cols, entity_leaves, graph_weights, [e for e, _ in asked.qents], asked.named)
-    signals = leaf_signals(ids, at, cols, lex, den, asked.qents, asked.authors, entity_leaves, names.graph, asked.named, names.mention)
+    signals = leaf_signals(ids, at, cols, lex, den, asked.qents, asked.authors, entity_leaves, names.graph, asked.named, names.held)
     if asked.own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[of_kind(cols, "user"), AUTHOR] = 1.0
     weights = signal_weights(asked.named, len(set(asked.searched)), averages_words(memory.embedder))
@@ -217,7 +217,7 @@ def walk(
         speaking = np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates; × the weaker name's weight
-        base[at[leaf_id]] += pair_bonus * names.of_leaf(at[leaf_id], entity_leaves[leaf_id])
+        base[at[leaf_id]] += pair_bonus * names.weakest[at[leaf_id]]
     # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
     context_of, reached, more = conversation_context(memory, ids, at, base, cols, seeds=0 if asked.only_names else CONTEXT_SEEDS)
     if reached:  # leaves only context brings: no signal of their own
