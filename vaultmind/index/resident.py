@@ -123,6 +123,8 @@ class ResidentLeaves(LeafBM25):
         self._rows = RowIds()
         self._live_stats = None
         self._note_stats = None
+        self._conversation_sizes = None
+        self._note_folders, self._folder_codes = np.zeros(0, dtype=np.int32), {}
         self._notes, self._author_names = NameCodes(), NameCodes()
         self._extra, self._place_added = {}, {}
         self._store.clear()
@@ -170,6 +172,7 @@ class ResidentLeaves(LeafBM25):
         with self.index.lock, self._lock:  # in the order every other path takes them
             self._live_stats = None
             self._note_stats = None
+            self._conversation_sizes = None
             if change.reset or not self._loaded:
                 self._loaded = False
                 return
@@ -225,6 +228,27 @@ class ResidentLeaves(LeafBM25):
             note[known], author[known], seq[known] = self._note[live], self._author[live], self._seq[live]
             length[known], ts[known] = self._doc_len[live], self._ts[live]
             return LeafColumns(known, note, seq, author, length, ts, self._notes.names, self._author_names.names)
+
+    def conversations(self, leaf_ids: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
+        """Per leaf of `leaf_ids`, the code of its conversation — the folder of its note (a chat's
+        days, a mailbox) — when it is a live message (a leaf with an author), else -1; and the
+        live messages of each conversation, by code (counted once per change)."""
+        with self._held():
+            self._ensure()
+            names = self._notes.names
+            if len(self._note_folders) < len(names):  # notes coded since: their folders
+                more = [self._folder_codes.setdefault(name.rpartition("/")[0], len(self._folder_codes)) for name in names[len(self._note_folders) :]]
+                self._note_folders = np.concatenate((self._note_folders, np.array(more, dtype=np.int32)))
+                self._conversation_sizes = None
+            if self._conversation_sizes is None:
+                messages = self._rows.alive & (self._author >= 0)
+                self._conversation_sizes = np.bincount(self._note_folders[self._note[messages]], minlength=len(self._folder_codes)).astype(np.int64)
+            rows = self._rows.find(leaf_ids)
+            out = np.full(len(rows), -1, dtype=np.int32)
+            message = np.flatnonzero(rows >= 0)
+            message = message[self._author[rows[message]] >= 0]
+            out[message] = self._note_folders[self._note[rows[message]]]
+            return out, self._conversation_sizes
 
     def of_notes(self, paths: Sequence[str]) -> dict[str, list[str]]:
         """The live leaves of each note of `paths` that has any, in place order."""

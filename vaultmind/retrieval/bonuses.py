@@ -210,19 +210,24 @@ def other_authors(
     own: npt.NDArray[np.float64],
     cols: LeafColumns,
     texts: dict[str, str],
+    naming: npt.NDArray[np.float64],
 ) -> set[str]:
     """Of `texts` (the strongest leaves; the question names an author of the memory), the
     messages by someone else that name none of the question's entities (entity and author
     signals 0) and speak in the first person ("Last weekend I ran a 5K"): someone telling of
     their own life. Each keeps `OTHER_AUTHOR` of its own match (`own`: base × length factor,
-    times its time factor); the context it earned stays. Returns them."""
+    times its time factor); the context it earned stays. One that names them only by a name
+    common in its conversation ("Thanks, Mel! My family…" in Melanie's chat; `naming`, per row,
+    the strongest weight of a query entity it names: `retrieval/name_weight.py`) is scaled by
+    the share the name leaves unweighed, 1 − its weight. Returns them."""
     found: set[str] = set()
     for leaf_id, text in texts.items():
         k = at[leaf_id]
-        if cols.author[k] < 0 or signals[k, AUTHOR] or signals[k, ENTITY] or not FIRST_PERSON.search(text):
+        unnamed = 1.0 - (float(naming[k]) if k < len(naming) and signals[k, ENTITY] else 0.0)
+        if cols.author[k] < 0 or signals[k, AUTHOR] or unnamed <= 0 or not FIRST_PERSON.search(text):
             continue
         value, factor = final[leaf_id]
-        final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor, factor)
+        final[leaf_id] = (value - (1 - OTHER_AUTHOR) * float(own[k]) * factor * unnamed, factor)
         found.add(leaf_id)
     return found
 

@@ -22,11 +22,14 @@ where these stand in it, is docs/ranking.md):
             nearest message shares the drift, not the point), while each more word makes the
             lexical match more specific (a model that reads words in context, e5, keeps it)
    entity = share of the query's entities the leaf mentions, is written by, or whose entity
-            note it is in ("who is Dana?": her own note, when it holds more than a heading)
-                                                                           ∈ [0, 1]
+            note it is in ("who is Dana?": her own note, when it holds more than a heading);
+            a message that names an entity it was not written by counts the name's weight in
+            its conversation (`retrieval/name_weight.py`: a speaker's name in a two-person
+            chat, in most of its messages, weighs little)                  ∈ [0, 1]
    graph  = strongest co-occurrence weight between an entity of the leaf and a query
             entity, normalised by the strongest such weight (0 when the leaf already has
-            every query entity)                                            ∈ [0, 1]
+            every query entity); of a message, times that entity's weight in its
+            conversation (`name_weight`)                                   ∈ [0, 1]
    note   = how well the leaf's whole note (conversation, session, document) matches: the
             mean of its best three lexical scores, scaled so the best note is 1; a section of
             a document or note counts thrice (a document says a thing in one section, a
@@ -210,11 +213,14 @@ def leaf_signals(
     entity_leaves: dict[str, frozenset[str]],
     graph_weights: dict[str, float],
     named: dict[str, str],
+    weighed: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]:
     """Each candidate's signals (module doc), one row per id of `ids` (`at`: their places),
     columns in `SIGNALS` order. A message counts as involving its author (for the entity signal)
     when the question names them: by a word of their name, or by any name of the entity they
-    resolve to (`named`, from `named_authors`)."""
+    resolve to (`named`, from `named_authors`). `weighed` (`name_weight.name_weights`), when
+    given, is the weight of each leaf's occurrence of each query entity (in their order), read
+    in place of `entity_leaves`: a name common in its conversation counts less."""
     out = np.zeros((len(ids), len(SIGNALS)))
     for column, values in ((LEX, lex), (DENSE, den)):  # leaves of the searches: all candidates
         out[[at[leaf_id] for leaf_id in values], column] = list(values.values())
@@ -234,14 +240,17 @@ def leaf_signals(
         out[np.isin(cols.author, list(implied)), AUTHOR] = 1.0
     if qents:  # the query entities each leaf involves: mentioned in it, or spelled by its author's name
         column_of = {e: j for j, e in enumerate(dict.fromkeys(e for e, _ in qents))}
-        held = np.zeros((len(ids), len(column_of)), dtype=bool)
-        places = [(at[leaf_id], column_of[e]) for leaf_id, ents in entity_leaves.items() if leaf_id in at for e in ents]
-        if places:
-            held[tuple(np.array(places).T)] = True
+        if weighed is not None:
+            held = weighed.copy()
+        else:
+            held = np.zeros((len(ids), len(column_of)))
+            places = [(at[leaf_id], column_of[e]) for leaf_id, ents in entity_leaves.items() if leaf_id in at for e in ents]
+            if places:
+                held[tuple(np.array(places).T)] = 1.0
         for code, ents in implied.items():
             by_author = cols.author == code
             for e in ents:
-                held[by_author, column_of[e]] = True
+                held[by_author, column_of[e]] = 1.0
         out[:, ENTITY] = held.sum(axis=1) / len(qents)
     if graph_weights:
         near = [(k, weight) for leaf_id, weight in graph_weights.items() if (k := at.get(leaf_id)) is not None]

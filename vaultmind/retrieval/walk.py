@@ -7,7 +7,8 @@
 2. Gather candidates: BM25 and dense top-N, the query entities' leaves (`entity_leaves`), the
    window's leaves, for a question about nothing but its author, that author's latest, and for
    one that asks for nothing but open tasks, the vault's open tasks in their order (`tasks`).
-3. Score each: the signals fused into a base (`signals`), the length factor, the context a
+3. Score each: the signals fused into a base (`signals`; a name weighed by how common it is in
+   its conversation, `name_weight`), the length factor, the context a
    strong match lends its neighbours, the time factor and the window's presence (`windows`),
    "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
    `revisions`).
@@ -48,6 +49,7 @@ from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
+from vaultmind.retrieval.name_weight import name_weights
 from vaultmind.retrieval.ordering import (
     diversify,
     note_best,
@@ -197,7 +199,9 @@ def walk(
     cols = memory.leaves.columns(ids)
     pair_bonus = WEIGHTS["entity"] * 0.5  # hop tightening: related query entities together
     lex, den = normalise_max(dict(lexical)), normalise_dense(dict(dense))
-    signals = leaf_signals(ids, at, cols, lex, den, asked.qents, asked.authors, entity_leaves, graph_weights, asked.named)
+    # a name in most of its conversation's messages (a two-person chat's speakers) weighs little
+    names = name_weights(memory, ids, at, cols, entity_leaves, graph_weights, [e for e, _ in asked.qents], asked.named)
+    signals = leaf_signals(ids, at, cols, lex, den, asked.qents, asked.authors, entity_leaves, names.graph, asked.named, names.held)
     if asked.own:  # "what did I write on Thursday?": the asker is the author of their own notes
         signals[of_kind(cols, "user"), AUTHOR] = 1.0
     weights = signal_weights(asked.named, len(set(asked.searched)), averages_words(memory.embedder))
@@ -214,8 +218,8 @@ def walk(
     if asked.speakers:  # the speaker's own messages, not those of a listener the question also names
         speaking = np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
-    for leaf_id in pair_leaves:  # entity leaves: all among the candidates
-        base[at[leaf_id]] += pair_bonus
+    for leaf_id in pair_leaves:  # entity leaves: all among the candidates; × the weaker name's weight
+        base[at[leaf_id]] += pair_bonus * names.weakest[at[leaf_id]]
     # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
     context_of, reached, more = conversation_context(memory, ids, at, base, cols, seeds=0 if asked.only_names else CONTEXT_SEEDS)
     if reached:  # leaves only context brings: no signal of their own
@@ -291,7 +295,7 @@ def walk(
     # "when did Nate win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
     elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms), past_event=asked.kind == "time" and asked.tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
-    others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}) if asked.named and not asked.speakers else set()
+    others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}, names.naming) if asked.named and not asked.speakers else set()
     # "where has Maria made friends?": not her "Glad you've found…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
     # "what did Jon say about Gina's store?": not his "I … track my progress", told of himself

@@ -1,0 +1,91 @@
+"""A name's weight by how common it is in its conversation (`retrieval/name_weight.py`): in a
+two-person chat where each calls the other by name, a call is no evidence of what a message is
+about; a third person named once is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.name_weight import distinctiveness
+
+from .conftest import write, write_chat
+
+CARO, MEL = "Caroline Lind", "Melanie Ortiz"
+SMALL = ("the weather is lovely", "the train was late", "I read a good book", "the garden looks green", "work was busy", "the cat slept")
+
+
+def _person(vault: Path, slug: str, name: str, alias: str) -> None:
+    write(
+        vault,
+        f"entities/person/{slug}.md",
+        f'---\nvaultmind: entity\nid: "person:{slug}"\nkind: person\ndisplay_name: {name}\naliases:\n  - {alias}\n---\n# {name}\n',
+    )
+
+
+def _chat_walk(vault: Path, *questions: str) -> list[list[dict[str, Any]]]:
+    """A week of chat between Caroline and Melanie, who call each other "Caro" and "Mel" (in
+    every message of hers, every other of Caroline's); on the third day they talk of their
+    families and of Bailey."""
+    _person(vault, "melanie-ortiz", MEL, "Mel")
+    _person(vault, "caroline-lind", CARO, "Caro")
+    _person(vault, "bailey-stone", "Bailey Stone", "Bailey")
+    for day in range(1, 8):
+        messages = []
+        for i, said in enumerate(SMALL):
+            messages += [(CARO, f"Hey Mel! Today {said}." if i % 2 else f"Today {said}."), (MEL, f"Nice, Caro! Here {SMALL[(i + day) % len(SMALL)]} too.")]
+        if day == 3:
+            messages += [
+                (CARO, "Thanks, Mel! My family gives me strength, my family gives me a home."),
+                (MEL, "My family gives me love and laughter, Caro."),
+                (CARO, "Bailey Stone brought a cake to the pottery class."),
+            ]
+        write_chat(vault, f"2024-05-0{day}", messages)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        return [memory.walk(question)["hits"] for question in questions]
+
+
+def test_the_weight_of_a_name_falls_with_its_share_of_the_conversation() -> None:
+    assert distinctiveness(2, 2) == 1.0, "a short thread's names are no sign of a common name"
+    assert distinctiveness(3, 400) == 1.0, "a third person named thrice in a long chat"
+    assert 0.15 < distinctiveness(300, 400) < 0.2, "a speaker's name in three quarters of a chat"
+    assert distinctiveness(200, 400) > distinctiveness(300, 400) > distinctiveness(400, 400) >= 0.0
+
+
+def test_the_named_persons_own_message_outranks_the_other_speaker_calling_her(vault: Path) -> None:
+    """"What does Melanie's family give her?": Caroline's "Thanks, Mel! My family gives me
+    strength…" holds more of the question's words, but "Mel" is in most messages of their
+    chat: it tells of Caroline's family (the other-author scaling holds), and Melanie's own
+    answer leads."""
+    (hits,) = _chat_walk(vault, "What does Melanie's family give her?")
+    assert hits[0]["author"] == MEL and "love and laughter" in hits[0]["content"], [(h["author"], h["content"]) for h in hits[:3]]
+    call = next(h for h in hits if h["content"].startswith("Thanks, Mel!"))
+    assert call["breakdown"]["other_author"] and call["breakdown"]["entity"] < 0.25, call["breakdown"]
+
+
+def test_a_rare_name_keeps_its_full_weight_and_the_partners_messages_little_proximity(vault: Path) -> None:
+    """Bailey, named once, is a full match; Caroline's messages that do not call Melanie earn
+    little graph proximity from Caroline being her strongest neighbour: Caroline is in nearly
+    every message of their chat, as author or called."""
+    bailey, melanie = _chat_walk(vault, "What did Bailey bring?", "What did Melanie read?")
+    assert bailey[0]["content"].startswith("Bailey Stone brought") and bailey[0]["breakdown"]["entity"] == 1.0
+    partner = [h["breakdown"]["graph"] for h in melanie if h["author"] == CARO]
+    assert partner and max(partner) < 0.25, partner
+
+
+def test_a_message_belongs_to_the_conversation_of_its_notes_folder(vault: Path) -> None:
+    """`ResidentLeaves.conversations`: a chat's days are one conversation, counted over its
+    live messages; a document's section is in none."""
+    write_chat(vault, "2024-05-01", [(CARO, "Morning."), (MEL, "Hi.")])
+    write_chat(vault, "2024-05-02", [(CARO, "Evening.")])
+    write(vault, "notes/plan.md", "# Plan\n\nThe garden plan for May.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        by_note = memory.leaves.of_notes(["sources/chat/two/2024-05-01.md", "sources/chat/two/2024-05-02.md", "notes/plan.md"])
+        chat = by_note["sources/chat/two/2024-05-01.md"] + by_note["sources/chat/two/2024-05-02.md"]
+        codes, sizes = memory.leaves.conversations(chat + by_note["notes/plan.md"])
+    assert len(set(codes[:3].tolist())) == 1 and sizes[codes[0]] == 3, (codes, sizes)
+    assert set(codes[3:].tolist()) == {-1}, codes
