@@ -21,6 +21,7 @@ from vaultmind.errors import EmbedError
 
 if TYPE_CHECKING:
     from vaultmind.embed.base import Embedder, Vectors
+    from vaultmind.index.resident_vectors import ResidentVectors
     from vaultmind.retrieval.view import MemoryView
 
 log = logging.getLogger(__name__)
@@ -66,9 +67,10 @@ class Outages:
 OUTAGES = Outages()
 
 
-def provider_of(embedder: Embedder) -> tuple[str, str]:
-    """Where an embedder's vectors come from: its host (none for a model run here) and model."""
-    return str(getattr(embedder, "host", "")), embedder.model_id
+def provider_of(embedder: Embedder, vectors: ResidentVectors) -> tuple[str, str]:
+    """Where a question's vector comes from: the embedder's host (none for a model run here)
+    and the model (the id its vectors are held under: read without asking the embedder)."""
+    return str(getattr(embedder, "host", "")), vectors.model_id
 
 
 def question_vector(memory: MemoryView, text: str) -> tuple[Vectors | None, str | None]:
@@ -77,7 +79,7 @@ def question_vector(memory: MemoryView, text: str) -> tuple[Vectors | None, str 
     dense search is left out."""
     if memory.embedder is None or memory.vectors is None:
         return None, None
-    provider = provider_of(memory.embedder)
+    provider = provider_of(memory.embedder, memory.vectors)
     why = OUTAGES.recent(provider)
     if why is not None:
         return None, LEXICAL_ONLY.format(why=why)
