@@ -21,6 +21,7 @@ from vaultmind.daemon import Daemon
 from vaultmind.index.store import Index
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
+from vaultmind.retrieval import dense
 from vaultmind.tree import summarizers
 
 
@@ -48,6 +49,14 @@ def _no_ollama_probe_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
     """The `auto` summarizer keeps what it found at a host for 5 minutes, process-wide: a fake
     Ollama of an earlier test on the same port (ports are reused) must not answer for this one."""
     monkeypatch.setattr(summarizers, "_probes", {})
+
+
+@pytest.fixture(autouse=True)
+def _no_embed_outage_from_another_test(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failed embedder is not asked again for questions for a while, process-wide
+    (`retrieval.dense.Outages`): a fake Ollama that failed in an earlier test on the same port
+    must not leave this one's questions without dense search."""
+    monkeypatch.setattr(dense, "OUTAGES", dense.Outages())
 
 
 EVALDATA = Path(

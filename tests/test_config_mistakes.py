@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
+
 from .conftest import run_main, write
 
 EMBEDDINGS_OFF = '[embeddings]\nprovider = "none"\n'
@@ -122,4 +125,16 @@ def test_a_section_appended_twice_is_said_with_the_line_it_already_is_at(
     code, _, err = run_main(capsys, "status", "--vault", str(vault))
     assert code != 0
     assert f"{config}: cannot parse config" in err and f"[embeddings] is already in this file at line {at}" in err, err
+
+
+def test_a_section_first_made_by_a_dotted_key_is_not_said_to_be_at_its_own_line(tmp_path: Path) -> None:
+    """`embeddings.batch = 3` and later `[embeddings]` declare it twice too, but no header
+    stands before the second: the hint does not send the user to the very line that repeats
+    it (before: "[embeddings] is already in this file at line 2", the second one itself)."""
+    vault = tmp_path / "v"
+    (vault / ".vaultmind").mkdir(parents=True)
+    (vault / ".vaultmind" / "config.toml").write_text('embeddings.batch = 3\n[embeddings]\nprovider = "static"\n', encoding="utf-8")
+    with pytest.raises(ConfigError) as exc:
+        load_config(vault)
+    assert "Cannot declare" in str(exc.value) and exc.value.hint == "fix the TOML syntax"
 

@@ -4,7 +4,9 @@ dimension changed behind its name is said, searched lexically, and embedded agai
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ from tests.conftest import write
 from tests.fakes import FakeOllama
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.retrieval import dense
 
 BIG = "\n\n".join(f"# Part {i}\n\nParagraph number {i} about topic{i} and gardens." for i in range(12)) + "\n"
 
@@ -188,6 +191,7 @@ def test_questions_are_answered_without_dense_search_while_ollama_cannot_embed(v
             assert all("dense" not in hit["breakdown"] for hit in searched["hits"])
             memory.warm()
             fake.failure, fake.embed_models["nomic-embed-text:latest"] = None, 8  # Ollama is back: no notice
+            dense.OUTAGES.clock = _later(dense.RETRY_AFTER_S)  # once the failure is not remembered any more
             assert "notice" not in memory.walk("peppers")
 
 
@@ -209,3 +213,75 @@ def test_a_sync_while_ollama_fails_says_so_once(vault: Path, fake: FakeOllama, c
         assert memory.syncer.embed_error is not None
         fake.failure = None
         assert memory.sync().embedded == 1  # the next sync embeds what waited
+
+
+def _later(seconds: float) -> Callable[[], float]:
+    """A clock `seconds` ahead of the real one."""
+    return lambda: time.monotonic() + seconds
+
+
+def test_a_question_right_after_an_embed_failure_does_not_wait_for_ollama_again(vault: Path) -> None:
+    """Ollama not answering in time: the first question waits `[ollama] timeout_s` and is
+    answered without dense search; the questions of the next `RETRY_AFTER_S` seconds get the
+    same notice without asking it (no request, no wait); after that one asks again, and once
+    Ollama answers dense search is back and the failure forgotten. Before, every question
+    waited the full timeout."""
+    write(vault, "Garden.md", "# Garden\n\nWe plant peppers in April with Alice.\n")
+    now = [1000.0]
+    dense.OUTAGES.clock = lambda: now[0]
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host, ollama_timeout_s=1.0)
+        with Memory.open(config) as memory:
+            memory.sync()
+            fake.failure, fake.failure_paths, fake.failure_times = "hang", {"/api/embed"}, None
+            fake.clear()
+            first = memory.walk("peppers")
+            assert "did not answer within 1 s" in first["notice"] and len(fake.requests_to("/api/embed")) == 1
+            now[0] += dense.RETRY_AFTER_S - 1
+            for answer in (memory.walk("peppers"), memory.search("peppers"), memory.query("walk", {"query": "peppers", "evidence": True})):
+                assert answer["notice"] == first["notice"] and answer["hits"][0]["note_path"] == "Garden.md"
+            assert len(fake.requests_to("/api/embed")) == 1  # none of them asked Ollama
+            now[0] += 1
+            assert memory.search("peppers")["notice"] == first["notice"]
+            assert len(fake.requests_to("/api/embed")) == 2  # asked again, failed again: remembered anew
+            assert "notice" in memory.walk("peppers") and len(fake.requests_to("/api/embed")) == 2
+            fake.failure = None
+            now[0] += dense.RETRY_AFTER_S
+            back = memory.search("peppers")
+            assert "notice" not in back and "dense" in back["hits"][0]["breakdown"]
+            fake.failure = "500"  # a new failure is found by the next question: the old one is forgotten
+            assert "HTTP 500" in memory.walk("peppers")["notice"]
+            assert len(fake.requests_to("/api/embed")) == 4
+
+
+def test_an_outage_is_remembered_per_provider_and_retried_by_one_question_at_a_time() -> None:
+    """Another host or model is asked as usual; once the failure is old enough the first caller
+    retries and the others are still told it holds until that one answers or fails."""
+    now = [0.0]
+    outages = dense.Outages(clock=lambda: now[0], retry_after_s=30.0)
+    down, other_model, other_host = ("http://a:1", "ollama:m"), ("http://a:1", "ollama:n"), ("http://b:1", "ollama:m")
+    outages.failed(down, "timed out")
+    assert outages.recent(down) == "timed out"
+    assert outages.recent(other_model) is None and outages.recent(other_host) is None
+    now[0] = 30.0
+    assert outages.recent(down) is None  # this caller retries …
+    assert outages.recent(down) == "timed out"  # … and the next one does not wait for it
+    outages.answered(down)
+    assert outages.recent(down) is None
+
+
+def test_questions_from_several_threads_at_once_ask_a_failing_ollama_once(vault: Path) -> None:
+    """The daemon answers on several threads: the failure recorded by one is seen by the
+    others (one request while it is remembered), and every answer has the notice."""
+    write(vault, "Garden.md", "# Garden\n\nWe plant peppers in April with Alice.\n")
+    with FakeOllama(embed_models={"nomic-embed-text": 8}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            fake.failure, fake.failure_paths, fake.failure_times = "500", {"/api/embed"}, None
+            fake.clear()
+            assert "HTTP 500" in memory.search("peppers")["notice"]
+            with ThreadPoolExecutor(4) as pool:
+                answers = list(pool.map(lambda _: memory.search("peppers"), range(8)))
+            assert all("HTTP 500" in answer["notice"] for answer in answers)
+            assert len(fake.requests_to("/api/embed")) == 1

@@ -145,7 +145,7 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
     return config
 
 
-_TWICE = re.compile(r"Cannot declare \((.+?),?\) twice")
+_TWICE = re.compile(r"Cannot declare \((.+?),?\) twice(?: \(at line (\d+))?")
 
 
 def _declared_before(message: str, text: str) -> str | None:
@@ -156,8 +156,9 @@ def _declared_before(message: str, text: str) -> str | None:
         return None
     names = [name.strip().strip("'\"") for name in twice.group(1).split(",") if name.strip()]
     header = re.compile(r"^\s*\[\s*" + r"\s*\.\s*".join(map(re.escape, names)) + r"\s*\]")
+    second = int(twice.group(2)) if twice.group(2) else None  # the line declaring it again
     line = next((n for n, row in enumerate(text.splitlines(), start=1) if header.match(row)), None)
-    if line is None:
+    if line is None or line == second:  # declared first by dotted keys (`embeddings.batch = 3`)
         return None
     section = ".".join(names)
     return f"[{section}] is already in this file at line {line}: put the setting there (uncomment it if it is shown commented) and remove the second [{section}]"

@@ -20,7 +20,7 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import EmbedError, NotFound
+from vaultmind.errors import NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -28,6 +28,7 @@ from vaultmind.index.serving_pool import VECTORS_LOAD_LIMIT, ServingPool
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.model import Progress, SyncStats
+from vaultmind.retrieval.dense import question_vector
 from vaultmind.retrieval.search import search
 from vaultmind.sync import Syncer
 from vaultmind.sync_load import relax_collector
@@ -251,10 +252,11 @@ class Memory:
             # static model's: ~60 MB) are then never held at once (at 50k notes the daemon's
             # start-up peaked while the vectors were clustered, the model loaded).
             self.vectors.prepare()
-            try:
-                self.vectors.search(self.embedder.embed(["warm up"])[0], 1)
-            except EmbedError as exc:  # Ollama down: questions are answered without dense search
-                log.warning("the embedding model did not answer the warm-up: %s", exc)
+            vector, notice = question_vector(self, "warm up")  # a failure is remembered for the questions
+            if vector is not None:
+                self.vectors.search(vector, 1)
+            elif notice:  # Ollama down: questions are answered without dense search
+                log.warning("the embedding model did not answer the warm-up: %s", notice)
         if has_table(self.index, "occurrences"):
             self.prepare_reads()
             query_entities(self, "Warm Up")  # the registry and the known entities
