@@ -193,7 +193,10 @@ def linked_note(link: str, rel: str, vault: tuple[int, int] | None) -> Problem |
     if not os.path.islink(link) or (target := _inside_vault(link, vault)) is None or not is_note(target):
         return None
     return Problem(
-        rel, "symlink_duplicate", f"symlink leads to {target}, a file of the vault indexed under its own path; not indexed twice"
+        rel,
+        "symlink_duplicate",
+        f"symlink leads to {target}, a note of the vault indexed under its own path (unless the ignore rules leave it out);"
+        " not indexed twice",
     )
 
 
