@@ -26,8 +26,8 @@ _DEEP = "[" * 200_000 + "]" * 200_000
 def _mcp(ask: Any, *messages: str) -> dict[Any, dict[str, Any]]:
     out = io.StringIO()
     McpServer(ask).serve(io.StringIO("\n".join(messages) + "\n"), out)
-    answers = [json.loads(line) for line in out.getvalue().splitlines()]
-    return {a["id"]: a for a in answers}
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    return {a["id"]: a for line in lines for a in (line if isinstance(line, list) else [line])}  # a batch's answers, each
 
 
 def _request(ident: int, method: str, **rest: Any) -> str:
@@ -58,6 +58,29 @@ def test_the_mcp_server_reads_on_after_a_deep_line_and_names_params_that_are_no_
     wrong: list[Any] = [[], 0, False, "x"]
     answers = _mcp(ask, *(_request(n, "tools/call", params={"name": "memory_tree", "arguments": a}) for n, a in enumerate(wrong)))
     assert [answers[n]["error"] for n in range(len(wrong))] == [{"code": -32602, "message": "arguments must be an object"}] * len(wrong)
+
+
+def test_an_mcp_answer_json_cannot_hold_is_the_calls_failure_and_the_server_answers_on() -> None:
+    """A cited walk's answer holding a value of no JSON type where only its structured content
+    has it (the text is the evidence block): the call is answered with the failure, alone and
+    in a batch beside a sound answer. It was never answered, and the agent waited for ever."""
+
+    def ask(mode: str, args: dict[str, Any]) -> dict[str, Any]:
+        found = {"kayak"} if args["query"] == "kayak" else []  # a set: no JSON type
+        return {"evidence": "[1] The kayak.", "hits": [], "total": 0, "truncated": False, "found": found}
+
+    def walk(ident: int, query: str) -> dict[str, Any]:
+        return {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
+                "params": {"name": "memory_tree", "arguments": {"mode": "walk", "query": query, "evidence": True}}}
+
+    hello = _request(0, "initialize", params={"protocolVersion": "2024-11-05"})
+    batch = json.dumps([walk(2, "kayak"), walk(3, "canoe")])
+    answers = _mcp(ask, hello, json.dumps(walk(1, "kayak")), batch, _request(4, "ping"))
+    for ident in (1, 2):
+        assert answers[ident]["result"]["isError"] is True, answers[ident]
+        assert "vaultmind failed: TypeError" in answers[ident]["result"]["content"][0]["text"]
+    assert answers[3]["result"]["isError"] is False and answers[3]["result"]["structuredContent"]["found"] == []
+    assert answers[4]["result"] == {}
 
 
 def test_the_api_answers_a_deep_body_400_and_closes_a_half_sent_one(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:

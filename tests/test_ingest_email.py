@@ -1157,7 +1157,7 @@ def test_a_subject_with_letters_no_accent_makes_names_its_note_in_ascii_and_an_o
     chat's folder does: `vault.layout.ascii_letters`); they were dropped (`strae`, `odz`,
     `sren`). A thread an earlier vaultmind wrote under the old name keeps it: its reply joins
     that note, and nothing is written twice."""
-    from vaultmind.ingest import email
+    from vaultmind.ingest import names
     from vaultmind.ingest.detect import ingest_paths
 
     old = message("s1@example.com", "a@example.com", "Mon, 11 Mar 2024 09:00:00 +0000", "Treffen in der Straße", "Um neun.")
@@ -1168,7 +1168,7 @@ def test_a_subject_with_letters_no_accent_makes_names_its_note_in_ascii_and_an_o
     new = message("l1@example.com", "a@example.com", "Wed, 13 Mar 2024 09:00:00 +0000", "Łódź trip with Søren", "At noon.")
     mbox = write_mbox(tmp_path / "box.mbox", old)
     with monkeypatch.context() as earlier:  # an earlier vaultmind: letters no accent makes dropped
-        earlier.setattr(email, "ascii_letters", lambda text: text, raising=False)
+        earlier.setattr(names, "ascii_letters", lambda text: text)
         assert ingest_paths("email", [mbox], vault).written == [
             "sources/email/box/treffen-in-der-strae/2024-03-11-treffen-in-der-strae.md"
         ]
@@ -1181,3 +1181,20 @@ def test_a_subject_with_letters_no_accent_makes_names_its_note_in_ascii_and_an_o
     assert (report.messages_added, report.messages_known) == (2, 1)
     kept = (vault / "sources/email/box/treffen-in-der-strae/2024-03-11-treffen-in-der-strae.md").read_text(encoding="utf-8")
     assert "Passt." in kept and not (vault / "sources/email/box/treffen-in-der-strasse").exists()
+
+
+def test_a_subject_with_no_latin_letter_names_its_note_by_its_own_characters(tmp_path: Path, vault: Path) -> None:
+    """`ガイド` and `カイト`, `회의`: a subject of another script is named by the hash of its own
+    characters, as ever. Spelling Latin letters in ASCII dropped the kana's voicing mark and
+    split the Hangul first, so `ガイド` was named as `カイト` is, and `회의` otherwise than before."""
+    from vaultmind.ingest.detect import ingest_paths
+    from vaultmind.ingest.names import slugify
+
+    subjects = ("ガイド", "カイト", "회의")
+    mails = [
+        message(f"k{n}@example.com", "a@example.com", "Mon, 11 Mar 2024 09:00:00 +0000", subject, "Um neun.")
+        for n, subject in enumerate(subjects)
+    ]
+    written = ingest_paths("email", [write_mbox(tmp_path / "box.mbox", *mails)], vault).written
+    assert sorted(written) == sorted(f"sources/email/box/{slugify(s)}/2024-03-11-{slugify(s)}.md" for s in subjects)
+    assert len({slugify(s) for s in subjects}) == 3

@@ -7,13 +7,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from vaultmind.client import find_daemon
-from vaultmind.mcp_server import tool_definition
+from vaultmind.mcp_server import McpServer, tool_definition
 from vaultmind.memory import Memory
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
 
@@ -213,10 +214,21 @@ def test_a_vault_missing_at_start_is_each_calls_error_until_it_is_set_up(
     that ended at a missing vault left the agent with "connection closed" and no reason. It
     answers instead, each call with what is wrong, and uses the vault once it is set up."""
     vault = tmp_path / "Later vault"
+    answered = threading.Semaphore(0)  # released as each tool call's answer is made (calls run on threads)
+    call = McpServer._call
+
+    def counted(server: McpServer, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return call(server, arguments)
+        finally:
+            answered.release()
+
+    monkeypatch.setattr(McpServer, "_call", counted)
 
     def lines() -> Any:
         yield _request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}})
         yield _call(2, mode="walk", query="where did we buy the kayak?")
+        assert answered.acquire(timeout=60)  # an agent that waits for the answer
         boat_vault(vault)  # the user runs `vaultmind init` while the agent's server runs
         yield _call(3, mode="walk", query="where did we buy the kayak?")
 

@@ -16,6 +16,7 @@ import anyio
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
+from mcp.client import stdio as mcp_stdio
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
@@ -29,8 +30,14 @@ def _text(result: Any) -> str:
     return "\n".join(block.text for block in result.content)
 
 
-def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_down(tmp_path: Path) -> None:
+def test_the_sdk_client_negotiates_lists_the_tool_calls_it_and_shuts_the_server_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     vault = boat_vault(tmp_path / "vault")
+    # The client kills a server still there 2 s after it closed its stdin: a loaded machine can
+    # take longer than that to end two Python processes. Waited for longer, a server that does
+    # not end by itself is still killed, and the wrapper still says nothing.
+    monkeypatch.setattr(mcp_stdio, "PROCESS_TERMINATION_TIMEOUT", 60.0)
     # a wrapper says how the server ended: by itself when stdin closed, or killed by the client
     # (then the wrapper is killed too, and says nothing)
     wrapper = (

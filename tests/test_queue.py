@@ -45,6 +45,7 @@ from vaultmind.queue.store import (
 )
 from vaultmind.queue.workers import QueueSettings, WorkerPool
 
+from .conftest import until
 from .test_admission import BORDERLINE, CHAT, MESSAGES, chat_note, make_config
 
 T0 = 1_700_000_000_000  # a fixed clock, in epoch ms
@@ -369,22 +370,20 @@ def test_a_job_still_running_when_the_pool_stops_is_put_back_and_never_lost(tmp_
 
     config = load_config(tmp_path, embed_provider="none")
     add(index, "slow", max_attempts=2)
+    stopped: list[WorkerPool] = []
     for _ in range(3):  # more stops than the job has attempts
         started.clear()
         pool = WorkerPool(config, index=index, kinds=[JobKind("test", run)], settings=QueueSettings(workers=1, poll_s=0.02))
         pool.start()
         assert started.wait(30)
         pool.stop(timeout_s=0.2)
+        stopped.append(pool)
         (job,) = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
         assert job[:3] == ("ready", 0, None) and "put back by a stop" in job[3]
         assert queue_status(index)["ready"] == 1
     release.set()  # the blocked workers end now: their settlements are refused
-    deadline = threading.Event()
-    for _ in range(500):
-        if len(finished) == 3:
-            break
-        deadline.wait(0.02)
-    assert len(finished) == 3
+    assert until(lambda: [p.counts["refused"] for p in stopped] == [1, 1, 1]), [p.counts for p in stopped]
+    assert len(finished) == 3 and sum(p.counts["done"] for p in stopped) == 0
     assert index.query("SELECT status, attempts FROM jobs") == [("ready", 0)]
     blocking[0] = False
     pool = WorkerPool(config, index=index, kinds=[JobKind("test", run)])

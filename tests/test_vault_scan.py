@@ -76,6 +76,24 @@ def test_a_symlinked_note_inside_the_vault_is_indexed_once_under_its_own_path(tm
         assert (link, "symlink_duplicate") not in _problems(memory)
 
 
+def test_a_symlinked_note_leading_to_a_file_of_the_vault_that_is_no_note_is_that_note(tmp_path: Path) -> None:
+    """`plan.md -> plan.txt`: the text file is no note, so nothing else indexes it; the link
+    is the note (it was taken for a second path of a note and indexed nowhere), by a full pass
+    and a watcher's event alike."""
+    vault = tmp_path / "vault"
+    write(vault, "Notes/plan.txt", "# Plan\n\nThe ferry leaves at noon.\n")
+    os.symlink("plan.txt", vault / "Notes/plan.md")
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _paths(memory) == ["Notes/plan.md"]
+        assert not [kind for _, kind in _problems(memory) if kind == "symlink_duplicate"]
+        write(vault, "Notes/plan.txt", "# Plan\n\nThe ferry leaves at dusk.\n")
+        memory.sync_paths(["Notes/plan.md"])
+        assert [h["note_path"] for h in memory.search("ferry dusk", limit=5)["hits"]] == ["Notes/plan.md"]
+        assert dump_index(memory) == cold_rows(config, tmp_path)
+
+
 def test_a_symlink_does_not_open_a_folder_the_ignore_rules_leave_out(tmp_path: Path) -> None:
     vault = tmp_path / "vault"
     write(vault, "Private/secret.md", "# Secret\n\nThe pin is 1234.\n")

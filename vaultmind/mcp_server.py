@@ -173,7 +173,13 @@ class McpServer:
             raise lines.broken
 
     def _reply(self, message: Any, lines: _Lines) -> None:
-        lines.write(self.answer_message(message))
+        """Answer a tool call (or a batch holding one) on a calls' thread: an answer JSON cannot
+        hold is the call's failed answer (`_writable`), never no answer for the agent to wait for."""
+        answer = self.answer_message(message)
+        try:
+            lines.write(answer)
+        except (TypeError, ValueError):  # (nothing was written: the line is made before)
+            lines.write(_writable(answer))
 
     def answer_message(self, message: Any) -> Any:
         """The answer to one message read, or to a batch of them (a list); None for notifications only."""
@@ -332,6 +338,20 @@ class _Lines:
                 self.stream.flush()
             except OSError as exc:  # (BrokenPipeError) `serve` stops reading, and raises it
                 self.broken = exc
+
+
+def _writable(answer: Any) -> Any:
+    """`answer` with each answer of it (of a batch, or the one) that JSON cannot hold (a value of
+    no JSON type, from a mode's bug) replaced by its call's failed answer, as a failure of
+    vaultmind's own is answered (`McpServer._call`)."""
+    if isinstance(answer, list):
+        return [_writable(one) for one in answer]
+    try:
+        json.dumps(answer)
+    except (TypeError, ValueError) as exc:
+        log.error("mcp: the answer to call %r is no JSON: %s", answer.get("id"), exc)
+        return _result(answer.get("id"), _tool_error(_failure(exc)))
+    return answer
 
 
 class _Calls:

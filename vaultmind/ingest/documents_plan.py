@@ -16,11 +16,11 @@ from vaultmind.ingest.document_names import half_moved, renamed_to_file_name
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import GENERATED_KEYS, Existing, carries, notes_below
 from vaultmind.ingest.model import DocumentInput
-from vaultmind.ingest.names import readable_folder, readable_name, scope_folder, sibling_path, slugify
+from vaultmind.ingest.names import ascii_slug, readable_folder, readable_name, scope_folder, sibling_path
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
 from vaultmind.markdown.render import Quoted, iso_utc, note_text, render_note
-from vaultmind.vault.layout import SOURCES_DIR, ascii_letters
+from vaultmind.vault.layout import SOURCES_DIR
 
 _H1_RE = re.compile(r"#[ \t]+\S")
 
@@ -297,7 +297,7 @@ def _note_name(doc: DocumentInput, title: str) -> str:
     vaultmind left out the letters no accent makes; its notes keep their names)."""
     if doc.name:
         return readable_name(doc.name)
-    return slugify(ascii_letters(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1]))
+    return ascii_slug(title if title != doc.source_id else doc.source_id.rsplit("/", 1)[-1].split(":")[-1])
 
 
 def _numbered_path(path: str, n: int) -> str:

@@ -56,12 +56,11 @@ from vaultmind.ingest.mailboxes import RawMessage, account_name, box_bytes, disc
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.mime import Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
-from vaultmind.ingest.names import slugify
+from vaultmind.ingest.names import ascii_slug
 from vaultmind.ingest.quotes import split_quoted
 from vaultmind.markdown.render import Message, SourceMeta
 from vaultmind.model import Progress
 from vaultmind.plural import counted
-from vaultmind.vault.layout import ascii_letters
 
 SUBJECT_SLUG_MAX = 60
 NO_SUBJECT = "(no subject)"
@@ -273,7 +272,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
         subject = next((normalize_subject(m.parsed.subject) for m in thread if m.parsed.subject.strip()), "")
         subject = subject or NO_SUBJECT
         box = account or first.account
-        slug = slugify(ascii_letters(subject), max_len=SUBJECT_SLUG_MAX)  # `Straße` → `strasse`, as folders spell it
+        slug = ascii_slug(subject, max_len=SUBJECT_SLUG_MAX)  # `Straße` → `strasse`, as folders spell it
         name = f"{first.at.date().isoformat()}-{slug}"
         key = (box, f"{slug}/{name}")
         taken[key] = taken.get(key, 0) + 1

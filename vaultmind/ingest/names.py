@@ -33,13 +33,28 @@ def slugify(text: str, *, max_len: int = SLUG_MAX) -> str:
     8 hex of its sha256, an empty one `unknown`; one Windows keeps for a device gets `_` after
     its stem (`con` → `con_`, `nul.txt` → `nul_.txt`: `vault.layout.windows_safe`).
     """
-    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    slug = _DASH_RUN_RE.sub("-", _SLUG_BAD_RE.sub("-", folded)).strip("-.")
+    slug = _ascii_part(text)
     if not slug:
         if not text.strip():
             return "unknown"
         slug = "x-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
     return windows_safe(slug[:max_len].rstrip("-.") or "unknown")
+
+
+def _ascii_part(text: str) -> str:
+    """What `slugify` keeps of `text` before its fallbacks: possibly nothing."""
+    folded = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    return _DASH_RUN_RE.sub("-", _SLUG_BAD_RE.sub("-", folded)).strip("-.")
+
+
+def ascii_slug(text: str, *, max_len: int = SLUG_MAX) -> str:
+    """`slugify(text)` with its Latin letters in ASCII first (`vault.layout.ascii_letters`:
+    `Straße` → `strasse`, `Łódź` → `lodz`, where `slugify` alone leaves out the letters no
+    accent makes). A text with nothing of Latin script to keep (`会議`, `회의`, `ガイド`) is
+    named as `slugify` names it, by the hash of its own characters: `ascii_letters` also drops
+    other scripts' marks, which would name `ガイド` as `カイト` is named."""
+    latin = ascii_letters(text)
+    return slugify(latin if _ascii_part(latin) else text, max_len=max_len)
 
 
 # characters no file name on some system, or no Obsidian link, may hold; controls

@@ -185,14 +185,18 @@ def _inside_vault(link: str, vault: tuple[int, int] | None) -> str | None:
 
 
 def linked_note(link: str, rel: str, vault: tuple[int, int] | None) -> Problem | None:
-    """The problem of note `rel` when it is a symlink to a file inside the vault (`alias.md ->
-    real.md`): that file is indexed under its own path, or ignored there, and never twice (the
+    """The problem of note `rel` when it is a symlink to a note inside the vault (`alias.md ->
+    real.md`): that note is indexed under its own path, or ignored there, and never twice (the
     same leaves under two paths, every hit doubled); None for any other file. A symlink to a
-    note kept outside the vault is that note, indexed under the link's path."""
-    if not os.path.islink(link) or (target := _inside_vault(link, vault)) is None:
+    note kept outside the vault, or to a file of the vault that is no note (`plan.md ->
+    plan.txt`, indexed nowhere else), is that note, indexed under the link's path."""
+    if not os.path.islink(link) or (target := _inside_vault(link, vault)) is None or not is_note(target):
         return None
     return Problem(
-        rel, "symlink_duplicate", f"symlink leads to {target}, a file of the vault indexed under its own path; not indexed twice"
+        rel,
+        "symlink_duplicate",
+        f"symlink leads to {target}, a note of the vault indexed under its own path (unless the ignore rules leave it out);"
+        " not indexed twice",
     )
 
 
