@@ -41,7 +41,8 @@ def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:
 
 def _read(state_dir: Path) -> dict[str, dict[str, Any]]:
     """The file's entries; none when it is missing or unreadable (it is rewritten whole by the
-    next ingest)."""
+    next ingest), and no entry that is not as `keep_warnings` writes it (a file edited by hand):
+    `status` reads each entry's time, paths and warnings."""
     try:
         raw: Any = json.loads((state_dir / FILE_NAME).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -51,5 +52,9 @@ def _read(state_dir: Path) -> dict[str, dict[str, Any]]:
     return {
         str(kind): entry
         for kind, entry in raw.items()
-        if isinstance(entry, dict) and isinstance(entry.get("warnings"), list)
+        if isinstance(entry, dict)
+        and isinstance(entry.get("at"), str)
+        and isinstance(entry.get("paths"), list)
+        and isinstance(entry.get("warnings"), list)
+        and all(isinstance(item, str) for item in (*entry["paths"], *entry["warnings"]))
     }
