@@ -55,3 +55,23 @@ def test_status_passes_over_a_kept_entry_it_cannot_read(cli_vault: Path, capsys:
     assert "chat ingest" not in text and "document ingest" not in text
     code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
     assert [kept["kind"] for kept in status["ingest_warnings"]] == ["email"]
+
+
+def test_two_ingests_keeping_their_warnings_at_once_take_turns(tmp_path: Path) -> None:
+    """The file is read, changed and written whole: an ingest keeping its warnings while
+    another does (between its read and its write) waits for it, so neither's entry is lost."""
+    import json
+    import threading
+
+    from vaultmind.ingest.warnings_kept import keep_warnings, kept_warnings
+    from vaultmind.vault.atomic import folder_locked
+
+    email = {"email": {"at": "2024-05-02T10:00:00+00:00", "paths": ["m"], "warnings": ["m: read with replaced bytes"]}}
+    with folder_locked(tmp_path):  # the other ingest has read the file (none yet)
+        chat = threading.Thread(target=keep_warnings, args=(tmp_path, "chat", ["c"], ["c: line 3 not read"]))
+        chat.start()
+        chat.join(0.5)
+        assert chat.is_alive() and not (tmp_path / FILE_NAME).exists(), "it waits for the other"
+        (tmp_path / FILE_NAME).write_text(json.dumps(email), encoding="utf-8")  # and writes what it read, with its own
+    chat.join()
+    assert [kept["kind"] for kept in kept_warnings(tmp_path)] == ["chat", "email"]

@@ -15,22 +15,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.atomic import folder_locked, write_atomic
 
 FILE_NAME = "ingest-warnings.json"
 
 
 def keep_warnings(state_dir: Path, kind: str, paths: list[str], warnings: list[str], at: datetime | None = None) -> None:
     """Keep `warnings` as what the last ingest of `kind` (of `paths`) said; raises OSError when
-    the file cannot be written."""
-    kept = _read(state_dir)
-    kept[kind] = {
-        "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
-        "paths": paths,
-        "warnings": warnings,
-    }
-    data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
+    the file cannot be written. Two ingests ending at once take turns (the folder locked while
+    the file is read and written again): neither's entry is lost."""
+    with folder_locked(state_dir):
+        kept = _read(state_dir)
+        kept[kind] = {
+            "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
+            "paths": paths,
+            "warnings": warnings,
+        }
+        data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+        write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
 
 
 def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:
