@@ -123,6 +123,23 @@ def test_static_reads_a_long_text_in_windows(static: StaticEmbedder) -> None:
     assert np.allclose(c, d, atol=1e-6)  # nothing after the last window is read
 
 
+def test_static_a_short_last_window_weighs_its_tokens(static: StaticEmbedder) -> None:
+    """A text one word past a full window is not half that word: each window weighs as many
+    tokens as it holds, so the vector stays the text's, leaning on the word by its share."""
+    words = ("the committee discussed the budget of the new library and its opening hours . " * 60).split()
+    head = " ".join(words[: next(n for n in range(len(words)) if len(_ids(static, " ".join(words[:n]))) >= static.max_tokens)])
+    assert len(_ids(static, head)) == static.max_tokens and len(_ids(static, head + " zebra")) == static.max_tokens + 1
+    whole, longer, zebra = static.embed([head, head + " zebra", "zebra"])
+    assert _cos(whole, longer) > 0.99
+    assert _cos(longer, zebra) < 0.5 and _cos(longer, zebra) > _cos(whole, zebra)
+
+
+def _ids(static: StaticEmbedder, text: str) -> list[int]:
+    tokenizer = static._tokenizer
+    assert tokenizer is not None
+    return tokenizer.token_ids([text])[0]
+
+
 def test_static_ascii_fast_path_matches_the_tokenizers_pipeline(static: StaticEmbedder) -> None:
     import random
 

@@ -93,6 +93,16 @@ def test_long_passages_are_sent_in_windows_and_their_vectors_averaged() -> None:
     assert len(engine.calls[-1][0]) == 1 and len(engine.calls[-1][0][0]) <= MAX_CHARS
 
 
+def test_a_short_last_window_weighs_its_characters() -> None:
+    """A passage a word past a full window: the word's window weighs its few characters, not
+    half the vector."""
+    engine = FakeEngine()
+    body = " ".join(["harbour"] * (MAX_CHARS // 8))  # one window, all but full
+    whole, longer = E5Embedder(engine=engine).embed([body, body + " keys"])
+    assert [len(call[0]) for call in engine.calls] == [1, 2]
+    assert float(np.dot(whole, longer)) > 0.99
+
+
 def test_symmetric_embedders_embed_questions_as_text() -> None:
     static = StaticEmbedder()
     assert np.array_equal(embed_query(static, "ferry to Ischia"), static.embed(["ferry to Ischia"])[0])

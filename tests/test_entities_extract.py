@@ -61,6 +61,9 @@ def test_an_images_url_a_trackers_url_and_a_broken_byte_make_no_entity() -> None
     assert author is not None and author.name == "Юникод запрещен"
     plain = parse_author("Mark Crispin\ufffd")
     assert plain is not None and plain.name == "Mark Crispin"
+    for spaced in ('"Ana Smith\t" <ana@example.org>', '"\tAna Smith \ufffd\n" <ana@example.org>', "Ana Smith\ufffd\t"):
+        author = parse_author(spaced)
+        assert author is not None and author.name == "Ana Smith", spaced  # white space around it too
     leaf = "We met Paul Chambers\ufffd at the club."
     span = clean_ner_span(leaf, leaf.index("Paul"), leaf.index(" at"), "PERSON")
     assert span is not None and span.surface == "Paul Chambers"

@@ -88,6 +88,8 @@ def test_a_notes_category_types_the_entity_its_title_names(config: Config) -> No
         ({"tags": ["places"]}, "place"),
         ({"tags": ["#type/person"]}, "person"),
         ({"categories": ["[[Clippings]]"]}, None),
+        ({"tags": ["work"]}, None),  # the notes of one's job: about no creative work
+        ({"type": "work", "tags": ["people"]}, "person"),
         ({"categories": ["[[People]]", "[[Companies]]"]}, None),  # two kinds: none
         ({}, None),
     ],

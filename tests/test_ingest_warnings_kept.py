@@ -35,3 +35,43 @@ def test_status_says_what_the_last_ingest_of_each_kind_warned_of(
     assert run_main(capsys, "ingest", "email", str(clean), "--vault", str(cli_vault), "--json")[1]["warnings"] == []
     assert run_main(capsys, "status", "--vault", str(cli_vault), "--json")[1]["ingest_warnings"] == []
     assert (cli_vault / ".vaultmind" / FILE_NAME).is_file()
+
+
+def test_status_passes_over_a_kept_entry_it_cannot_read(cli_vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The file edited by hand (an entry without its time, a warning that is no text): status
+    still answers, with the entries it can read."""
+    import json
+
+    (cli_vault / ".vaultmind" / FILE_NAME).write_text(
+        json.dumps({
+            "chat": {"warnings": ["a.txt: line 3 not read"]},
+            "document": {"at": "2024-05-02T10:00:00+00:00", "paths": ["d"], "warnings": [{"bad": 1}]},
+            "email": {"at": "2024-05-02T10:00:00+00:00", "paths": ["m"], "warnings": ["m: read with replaced bytes"]},
+        }),
+        encoding="utf-8",
+    )
+    code, text, _ = run_main(capsys, "status", "--vault", str(cli_vault))
+    assert code == 0 and "the last email ingest (2024-05-02T10:00:00+00:00) warned of 1 thing:" in text
+    assert "chat ingest" not in text and "document ingest" not in text
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    assert [kept["kind"] for kept in status["ingest_warnings"]] == ["email"]
+
+
+def test_two_ingests_keeping_their_warnings_at_once_take_turns(tmp_path: Path) -> None:
+    """The file is read, changed and written whole: an ingest keeping its warnings while
+    another does (between its read and its write) waits for it, so neither's entry is lost."""
+    import json
+    import threading
+
+    from vaultmind.ingest.warnings_kept import keep_warnings, kept_warnings
+    from vaultmind.vault.atomic import folder_locked
+
+    email = {"email": {"at": "2024-05-02T10:00:00+00:00", "paths": ["m"], "warnings": ["m: read with replaced bytes"]}}
+    with folder_locked(tmp_path):  # the other ingest has read the file (none yet)
+        chat = threading.Thread(target=keep_warnings, args=(tmp_path, "chat", ["c"], ["c: line 3 not read"]))
+        chat.start()
+        chat.join(0.5)
+        assert chat.is_alive() and not (tmp_path / FILE_NAME).exists(), "it waits for the other"
+        (tmp_path / FILE_NAME).write_text(json.dumps(email), encoding="utf-8")  # and writes what it read, with its own
+    chat.join()
+    assert [kept["kind"] for kept in kept_warnings(tmp_path)] == ["chat", "email"]

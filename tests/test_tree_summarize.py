@@ -466,3 +466,15 @@ def test_a_summary_of_notes_holding_only_embeds_is_not_empty() -> None:
     ]
     text = extractive_summary(children, 200)
     assert text == "Only embeds or headings, no text: 2023-09-12, 2023-09-30."
+
+
+def test_a_summary_naming_notes_that_hold_only_embeds_keeps_to_its_budget() -> None:
+    """The notes named by such a summary may have long titles: it is cut to the budget, as
+    every summary is."""
+    title = "Weekly planning for the renovation of the community garden and the new greenhouse"
+    children = [
+        ChildText(f"l{n}", "## Notes\n\n![[Daily.base]]", kind="section", title=f"{title} {n} › Notes") for n in range(5)
+    ]
+    text = extractive_summary(children, 40)
+    assert text.startswith("Only embeds or headings, no text: Weekly planning")
+    assert count_tokens(text) <= 40

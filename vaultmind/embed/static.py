@@ -4,8 +4,10 @@ A static model is one vector per WordPiece token (here distilled from all-MiniLM
 `models/minilm-l6-static-256/README.md`). A text's embedding is the mean of its tokens' rows,
 L2-normalised. A text longer than the model's `max_tokens` (a long email is one leaf) is read in
 windows of that many tokens, up to `MAX_WINDOWS`: its embedding is the normalised mean of its
-windows' embeddings, so its last paragraph counts as much as its first. No network, no torch: numpy and the `tokenizers` package only, and about a
-thousand sentences in a few hundredths of a second.
+windows' embeddings, each weighing as many tokens as it holds, so its last paragraph counts as
+much as its first and a short last window (a word past a full one) no more than its words. No
+network, no torch: numpy and the `tokenizers` package only, and about a thousand sentences in a
+few hundredths of a second.
 
 The model folder holds `embeddings.npy` (vocab x dim), `tokenizer.json` and `model.json`
 (dim, sizes and the sha256 of the table, written when the model was built, so that the
@@ -181,9 +183,11 @@ class StaticEmbedder:
         for row, token_ids in enumerate(tokenizer.token_ids(texts)):
             if len(token_ids) <= window:
                 out[row] = _token_sum(table, token_ids, unk)
-            else:  # the normalised mean of its windows' vectors
-                sums = np.stack([_token_sum(table, token_ids[at : at + window], unk) for at in range(0, len(token_ids), window)])
-                out[row] = normalize_rows(sums).sum(axis=0, dtype=np.float32)
+            else:  # the mean of its windows' unit vectors, each weighing as many tokens as it holds
+                starts = range(0, len(token_ids), window)
+                sums = np.stack([_token_sum(table, token_ids[at : at + window], unk) for at in starts])
+                sizes = np.array([min(window, len(token_ids) - at) for at in starts], dtype=np.float32)
+                out[row] = (normalize_rows(sums) * sizes[:, None]).sum(axis=0, dtype=np.float32)
         if mapping is not None and hasattr(mmap, "MADV_DONTNEED"):
             mapping.madvise(mmap.MADV_DONTNEED)  # read-only and shared: the file's pages, unchanged
         norms = np.linalg.norm(out, axis=1, keepdims=True)

@@ -43,6 +43,7 @@ an organization wrote it ("Acme Corp wrote:").
 from __future__ import annotations
 
 import re
+import string
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from email.utils import parseaddr
@@ -306,6 +307,9 @@ class Author:
     raw: str
 
 
+_NAME_EDGE = string.whitespace + "\ufffd"  # around an author's name: white space, a broken byte (U+FFFD)
+
+
 def parse_author(author: str | None) -> Author | None:
     """`"Bob Stone <bob@example.com>"`, `"bob@example.com"`, `"@bob"` or `"Bob Stone"`.
 
@@ -320,10 +324,10 @@ def parse_author(author: str | None) -> Author | None:
         named = _NAMED_ADDRESS_RE.fullmatch(raw)  # parseaddr reads "Chen, Alice <…>" as two addresses
         name, addr = (named.group(1), named.group(2)) if named else parseaddr(raw)
         if addr and "@" in addr and _EMAIL_RE.fullmatch(addr):
-            return Author(reading_order(name.strip(' "\ufffd')), addr, "", raw)  # (a broken byte at its end)
+            return Author(reading_order(name.strip(_NAME_EDGE + '"')), addr, "", raw)
     if not _LETTER_RE.search(raw):
         return None
-    return Author(raw.strip(" \ufffd"), "", "", raw)
+    return Author(raw.strip(_NAME_EDGE), "", "", raw)
 
 
 def reading_order(name: str) -> str:

@@ -98,12 +98,13 @@ CATEGORY_KINDS = {
         name: "work"
         for name in (
             "books", "book", "movies", "movie", "films", "film", "shows", "show", "albums", "album",
-            "games", "game", "board games", "board game", "podcasts", "podcast", "works", "work",
+            "games", "game", "board games", "board game", "podcasts", "podcast",
         )
     },
 }
 """A category, type or tag of a note of yours (as `_category` reads it) → the kind of entity the
-note is about."""
+note is about. Not `work`: `#work` tags the notes of one's job (a meeting, a daily note), which
+are about no creative work."""
 TYPING_KEYS = ("categories", "category", "type", "tags")
 _LINK = re.compile(r"^\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]$")
 

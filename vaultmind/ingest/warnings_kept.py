@@ -15,22 +15,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.atomic import folder_locked, write_atomic
 
 FILE_NAME = "ingest-warnings.json"
 
 
 def keep_warnings(state_dir: Path, kind: str, paths: list[str], warnings: list[str], at: datetime | None = None) -> None:
     """Keep `warnings` as what the last ingest of `kind` (of `paths`) said; raises OSError when
-    the file cannot be written."""
-    kept = _read(state_dir)
-    kept[kind] = {
-        "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
-        "paths": paths,
-        "warnings": warnings,
-    }
-    data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
-    write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
+    the file cannot be written. Two ingests ending at once take turns (the folder locked while
+    the file is read and written again): neither's entry is lost."""
+    with folder_locked(state_dir):
+        kept = _read(state_dir)
+        kept[kind] = {
+            "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
+            "paths": paths,
+            "warnings": warnings,
+        }
+        data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+        write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
 
 
 def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:
@@ -41,7 +43,8 @@ def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:
 
 def _read(state_dir: Path) -> dict[str, dict[str, Any]]:
     """The file's entries; none when it is missing or unreadable (it is rewritten whole by the
-    next ingest)."""
+    next ingest), and no entry that is not as `keep_warnings` writes it (a file edited by hand):
+    `status` reads each entry's time, paths and warnings."""
     try:
         raw: Any = json.loads((state_dir / FILE_NAME).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
@@ -51,5 +54,9 @@ def _read(state_dir: Path) -> dict[str, dict[str, Any]]:
     return {
         str(kind): entry
         for kind, entry in raw.items()
-        if isinstance(entry, dict) and isinstance(entry.get("warnings"), list)
+        if isinstance(entry, dict)
+        and isinstance(entry.get("at"), str)
+        and isinstance(entry.get("paths"), list)
+        and isinstance(entry.get("warnings"), list)
+        and all(isinstance(item, str) for item in (*entry["paths"], *entry["warnings"]))
     }

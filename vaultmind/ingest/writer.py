@@ -49,10 +49,7 @@ module plans each group's note, or each document's, and writes the plan.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, tzinfo
 from pathlib import Path
 
@@ -75,7 +72,7 @@ from vaultmind.ingest.plan import Plan
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import Progress
-from vaultmind.vault.atomic import ChangedOnDisk, make_folders, write_atomic
+from vaultmind.vault.atomic import ChangedOnDisk, folder_locked, make_folders, write_atomic
 from vaultmind.vault.layout import SOURCES_DIR, name_order
 
 
@@ -184,27 +181,8 @@ def _list_moves(vault: Path, *, add: Sequence[str] = (), done: Sequence[str] = (
             make_folders(vault / SOURCES_DIR)
         except OSError as exc:
             raise VaultError(f"cannot write the list of moves ({_reason(exc)})", path=vault / _MOVING, hint=_MOVES_HINT) from exc
-    with _moves_locked(vault):
+    with folder_locked(vault / SOURCES_DIR):
         _update_moves(vault, add, done)
-
-
-@contextlib.contextmanager
-def _moves_locked(vault: Path) -> Iterator[None]:
-    """An exclusive lock on `sources/` (the folder itself: no file to leave behind) for the
-    block, waited for; none where there is no such lock (Windows) or no folder yet."""
-    folder = vault / SOURCES_DIR
-    if sys.platform == "win32" or not folder.is_dir():
-        yield
-        return
-    import fcntl
-
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def _update_moves(vault: Path, add: Sequence[str], done: Sequence[str]) -> None:

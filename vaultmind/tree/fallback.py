@@ -130,7 +130,7 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     known = [_known_names(child) for child in children]
     sentences = _sentences(children, known)
     if not sentences:
-        return _named(children)
+        return _clip(_named(children), budget_tokens)
     _score(sentences, len(children))
     dated = len(_days_said_on(sentences)) > 1
     chosen = _select(children, sentences, limit, dated, known)
@@ -145,7 +145,8 @@ def _named(children: Sequence[ChildText], shown: int = 5) -> str:
     """What a summary of children holding no sentence says (notes whose text is only embeds
     and headings: `## Notes` over `![[Daily.base]]`): where they come from, the first `shown`
     notes' titles (a section's heading left out) or speakers, so that no summary note is
-    written empty. It may be longer than such children's few tokens: an empty one says less."""
+    written empty. It may be longer than such children's few tokens (an empty one says less),
+    never than the summary's budget (`extractive_summary` clips it)."""
     names = list(dict.fromkeys((c.title or "").split(" › ")[0] or _speaker(c.author or "") or c.id for c in children))
     more = f" and {len(names) - shown} more" if len(names) > shown else ""
     return f"Only embeds or headings, no text: {', '.join(names[:shown])}{more}."

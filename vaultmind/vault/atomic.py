@@ -20,8 +20,9 @@ import os
 import re
 import secrets
 import stat
+import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
@@ -202,3 +203,22 @@ def _clobber(target: Path) -> RefuseToClobber:
         path=target,
         hint="move it aside or remove it if you want vaultmind to write this file",
     )
+
+
+@contextlib.contextmanager
+def folder_locked(folder: Path) -> Iterator[None]:
+    """An exclusive lock on `folder` (the folder itself: no file to leave behind) for the
+    block, waited for: two processes updating one file in it (read, changed, written whole)
+    take turns; none where there is no such lock (Windows) or no folder yet."""
+    if sys.platform == "win32" or not folder.is_dir():
+        yield
+        return
+    import fcntl
+
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
