@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.name_weight import distinctiveness
 
@@ -89,3 +90,35 @@ def test_a_message_belongs_to_the_conversation_of_its_notes_folder(vault: Path) 
         codes, sizes = memory.leaves.conversations(chat + by_note["notes/plan.md"])
     assert len(set(codes[:3].tolist())) == 1 and sizes[codes[0]] == 3, (codes, sizes)
     assert set(codes[3:].tolist()) == {-1}, codes
+
+
+def test_a_conversations_messages_are_recounted_as_notes_come_and_go(vault: Path) -> None:
+    """The counts follow the vault while it is served (the resident leaves updated, not
+    reloaded): a day written into a chat's folder adds its messages to the chat's count, a day
+    deleted takes them away, and a chat in a folder of its own is a conversation of its own."""
+    for day in range(1, 9):
+        write_chat(vault, f"2024-05-0{day}", [(CARO, f"Morning {day}."), (MEL, f"Hi {day}.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+
+        def sizes() -> dict[str, int]:
+            notes = sorted(p.relative_to(vault).as_posix() for p in (vault / "sources").rglob("*.md"))
+            out: dict[str, int] = {}
+            for note, leaf_ids in memory.leaves.of_notes(notes).items():
+                codes, counts = memory.leaves.conversations(leaf_ids)
+                assert len(set(codes.tolist())) == 1 and codes[0] >= 0, (note, codes)
+                out[note.rpartition("/")[0]] = int(counts[codes[0]])
+            return out
+
+        assert sizes() == {"sources/chat/two": 16}
+        write_chat(vault, "2024-05-09", [(CARO, "Evening."), (MEL, "Night."), (CARO, "Sleep well.")])
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 19}
+        (vault / "sources/chat/two/2024-05-01.md").unlink()
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 17}
+        meta = SourceMeta(kind="chat", source_id="chat:three", scope="chat/three", title="chat 2024-05-10")
+        said = Message(message_id="m0", author=MEL, timestamp="2024-05-10T10:00:00Z", text="Hello.", source_ref="chat://three/m0")
+        write(vault, "sources/chat/three/2024-05-10.md", render_source_note(meta, [said]))
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 17, "sources/chat/three": 1}
