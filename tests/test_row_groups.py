@@ -3,6 +3,7 @@ files: the shapes are DuckDB's own, read back from `pragma_storage_info`."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +35,19 @@ def _append(con: duckdb.DuckDBPyConnection, start: int, count: int, model: str =
 
 def _stored(index: Index) -> set[tuple[str, str, int, bytes]]:
     return {(str(h), str(m), int(d), bytes(v)) for h, m, d, v in index.query("SELECT * FROM embeddings")}
+
+
+def _new_leaves(index: Index, count: int) -> None:
+    """`count` leaves of texts without a vector ("new text 0", …)."""
+    with index.transaction() as con:
+        con.execute(
+            """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
+                                   anchor, heading_path)
+               SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
+                      3, 3, '', []::VARCHAR[]
+               FROM range(?) t(i)""",
+            [count],
+        )
 
 
 def _index_with_groups(path: Path, *sizes: int) -> Index:
@@ -102,14 +116,7 @@ def test_the_backlog_of_a_whole_vault_load_fills_the_last_group_of_the_embedding
     index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
     try:
         before = _stored(index)
-        with index.transaction() as con:
-            con.execute(
-                """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
-                                       anchor, heading_path)
-                   SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
-                          3, 3, '', []::VARCHAR[]
-                   FROM range(150) t(i)"""
-            )
+        _new_leaves(index, 150)
         with index.bulk():
             assert embed_missing(index, embedder, 64, None) == 150
         assert group_sizes(index.con, "embeddings") == [RG, RG, 50]
@@ -160,14 +167,7 @@ def test_a_load_whose_vectors_fail_after_the_move_keeps_every_vector_once(tmp_pa
     index = _index_with_groups(path, RG, RG - 100)
     try:
         before = _stored(index)
-        with index.transaction() as con:
-            con.execute(
-                """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
-                                       anchor, heading_path)
-                   SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
-                          3, 3, '', []::VARCHAR[]
-                   FROM range(150) t(i)"""
-            )
+        _new_leaves(index, 150)
         index.checkpoint()
         with pytest.raises(EmbedError), index.bulk():
             embed_missing(index, _FailingAfter(embedder, 1), 64, None)
@@ -184,6 +184,33 @@ def test_a_load_whose_vectors_fail_after_the_move_keeps_every_vector_once(tmp_pa
         assert (
             index.scalar("SELECT count(*) FROM (SELECT DISTINCT content_hash, model FROM embeddings)")
             == len(before) + 150
+        )
+    finally:
+        index.close()
+
+
+@pytest.mark.slow
+def test_vectors_embedded_outside_a_whole_vault_load_move_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A save's vectors, or a backlog embedded outside a load's transaction, are committed as
+    they come: the rows of the part-filled group stay where they are (the move is for a load's
+    one transaction only), and the new ones follow them."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    embedder = create_embedder(load_config(vault, embed_provider="static"))
+    assert embedder is not None
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
+    try:
+        before = _stored(index)
+        _new_leaves(index, 150)
+        with caplog.at_level(logging.DEBUG, logger="vaultmind.index.row_groups"):
+            assert embed_missing(index, embedder, 256, None) == 150
+        assert not [r for r in caplog.records if r.name == "vaultmind.index.row_groups"], "rows moved"
+        index.checkpoint()
+        assert group_sizes(index.con, "embeddings") == [RG, RG - 100, 150]
+        assert (
+            _stored(index) >= before and index.scalar("SELECT count(*) FROM embeddings") == len(before) + 150
         )
     finally:
         index.close()
