@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.index.resident import ChangeSet
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.name_weight import distinctiveness
@@ -122,3 +123,29 @@ def test_a_conversations_messages_are_recounted_as_notes_come_and_go(vault: Path
         write(vault, "sources/chat/three/2024-05-10.md", render_source_note(meta, [said]))
         memory.sync()
         assert sizes() == {"sources/chat/two": 17, "sources/chat/three": 1}
+
+
+def test_a_conversations_code_outlives_a_reload_of_the_leaves(vault: Path) -> None:
+    """A walk reads a message's conversation, then its neighbours' (`name_weight._graph_weights`):
+    a reload of the resident leaves in between (a rebuild, many leaves deleted) must not give
+    the same chat another code. Here the chat whose rows a load meets first is rewritten, so
+    that a reload meets the other's first."""
+    write_chat(vault, "2024-05-01", [(CARO, "Morning."), (MEL, "Hi.")])
+    meta = SourceMeta(kind="chat", source_id="chat:three", scope="chat/three", title="chat 2024-05-02")
+    said = Message(message_id="m0", author=MEL, timestamp="2024-05-02T10:00:00Z", text="Hello.", source_ref="chat://three/m0")
+    write(vault, "sources/chat/three/2024-05-02.md", render_source_note(meta, [said]))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        notes = ["sources/chat/two/2024-05-01.md", "sources/chat/three/2024-05-02.md"]
+
+        def codes() -> tuple[int, int]:
+            by_note = memory.leaves.of_notes(notes)
+            two, three = (int(memory.leaves.conversations(by_note[n][:1])[0][0]) for n in notes)
+            return two, three
+
+        before = codes()
+        said = Message(message_id="m0", author=MEL, timestamp="2024-05-02T10:00:00Z", text="Hello again.", source_ref="chat://three/m0")
+        write(vault, "sources/chat/three/2024-05-02.md", render_source_note(meta, [said]))
+        memory.sync()
+        memory.leaves.apply(ChangeSet(reset=True))
+        assert codes() == before
