@@ -149,3 +149,24 @@ def test_a_conversations_code_outlives_a_reload_of_the_leaves(vault: Path) -> No
         memory.sync()
         memory.leaves.apply(ChangeSet(reset=True))
         assert codes() == before
+
+
+def test_each_email_thread_of_a_mailbox_is_a_conversation_of_its_own(vault: Path) -> None:
+    """A mailbox's threads are notes in folders of their own (`sources/email/<box>/<subject>/`):
+    "Hi Helen" in every message of one thread with Helen makes her name common there, not in
+    the mailbox's other threads."""
+    for subject, day, messages in (("offsite", "2024-03-13", 3), ("budget", "2024-03-11", 2)):
+        meta = SourceMeta(kind="email", source_id="email:inbox", scope=f"inbox/{subject}", title=subject, subject=subject)
+        sent = [
+            Message(message_id=f"{subject}-{i}", author="Helen Park <helen@example.com>", timestamp=f"{day}T1{i}:00:00Z", text=f"Hi Alex, about the {subject} ({i}).", source_ref=None)
+            for i in range(messages)
+        ]
+        write(vault, f"sources/email/inbox/{subject}/{day}-{subject}.md", render_source_note(meta, sent))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        notes = ["sources/email/inbox/offsite/2024-03-13-offsite.md", "sources/email/inbox/budget/2024-03-11-budget.md"]
+        by_note = memory.leaves.of_notes(notes)
+        offsite, budget = (memory.leaves.conversations(by_note[note]) for note in notes)
+    assert len(set(offsite[0].tolist())) == 1 and len(set(budget[0].tolist())) == 1, (offsite, budget)
+    assert offsite[0][0] >= 0 and budget[0][0] >= 0 and offsite[0][0] != budget[0][0]
+    assert (offsite[1][offsite[0][0]], budget[1][budget[0][0]]) == (3, 2)

@@ -231,7 +231,7 @@ class ResidentLeaves(LeafBM25):
 
     def conversations(self, leaf_ids: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per leaf of `leaf_ids`, the code of its conversation — the folder of its note (a chat's
-        days, a mailbox) — when it is a live message (a leaf with an author), else -1; and the
+        days, an email thread's notes) — when it is a live message (a leaf with an author), else -1; and the
         live messages of each conversation, by code (counted once per change). A folder keeps its
         code while the process runs, a reload of the leaves included: a walk that reads the
         conversations of its candidates and then of their neighbours' leaves (`name_weight`)
