@@ -50,6 +50,14 @@ def _new_leaves(index: Index, count: int) -> None:
         )
 
 
+def _static_embedder(tmp_path: Path) -> Embedder:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    embedder = create_embedder(load_config(vault, embed_provider="static"))
+    assert embedder is not None
+    return embedder
+
+
 def _index_with_groups(path: Path, *sizes: int) -> Index:
     """An index whose `embeddings` table has row groups of `sizes` rows, each appended and
     checkpointed on its own (as a load and later saves leave them)."""
@@ -109,10 +117,7 @@ def test_the_backlog_of_a_whole_vault_load_fills_the_last_group_of_the_embedding
     """The vectors a whole-vault load leaves to its own pass (`embed_missing` in the load's
     transaction) are appended after the rows of the table's part-filled last group, moved
     ahead of them: 100 texts fill it, the rest starts the next group."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    embedder = create_embedder(load_config(vault, embed_provider="static"))
-    assert embedder is not None
+    embedder = _static_embedder(tmp_path)
     index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
     try:
         before = _stored(index)
@@ -159,10 +164,7 @@ def test_a_load_whose_vectors_fail_after_the_move_keeps_every_vector_once(tmp_pa
     """The move is part of the load's transaction: the provider failing after it and a batch
     of new vectors rolls all of it back. The index reopened holds each vector it held, once,
     in the groups it had; the next load moves them again and stores the new ones."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    embedder = create_embedder(load_config(vault, embed_provider="static"))
-    assert embedder is not None
+    embedder = _static_embedder(tmp_path)
     path = tmp_path / "index.duckdb"
     index = _index_with_groups(path, RG, RG - 100)
     try:
@@ -196,10 +198,7 @@ def test_vectors_embedded_outside_a_whole_vault_load_move_nothing(
     """A save's vectors, or a backlog embedded outside a load's transaction, are committed as
     they come: the rows of the part-filled group stay where they are (the move is for a load's
     one transaction only), and the new ones follow them."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    embedder = create_embedder(load_config(vault, embed_provider="static"))
-    assert embedder is not None
+    embedder = _static_embedder(tmp_path)
     index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
     try:
         before = _stored(index)
