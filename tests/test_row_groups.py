@@ -3,13 +3,19 @@ files: the shapes are DuckDB's own, read back from `pragma_storage_info`."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 
 import duckdb
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
+from vaultmind.errors import EmbedError
 from vaultmind.index.row_groups import ROW_GROUP_ROWS, group_sizes, refill_last_group
 from vaultmind.index.store import Index
 from vaultmind.sync_embed import embed_missing
@@ -29,6 +35,27 @@ def _append(con: duckdb.DuckDBPyConnection, start: int, count: int, model: str =
 
 def _stored(index: Index) -> set[tuple[str, str, int, bytes]]:
     return {(str(h), str(m), int(d), bytes(v)) for h, m, d, v in index.query("SELECT * FROM embeddings")}
+
+
+def _new_leaves(index: Index, count: int) -> None:
+    """`count` leaves of texts without a vector ("new text 0", …)."""
+    with index.transaction() as con:
+        con.execute(
+            """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
+                                   anchor, heading_path)
+               SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
+                      3, 3, '', []::VARCHAR[]
+               FROM range(?) t(i)""",
+            [count],
+        )
+
+
+def _static_embedder(tmp_path: Path) -> Embedder:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    embedder = create_embedder(load_config(vault, embed_provider="static"))
+    assert embedder is not None
+    return embedder
 
 
 def _index_with_groups(path: Path, *sizes: int) -> Index:
@@ -90,30 +117,99 @@ def test_the_backlog_of_a_whole_vault_load_fills_the_last_group_of_the_embedding
     """The vectors a whole-vault load leaves to its own pass (`embed_missing` in the load's
     transaction) are appended after the rows of the table's part-filled last group, moved
     ahead of them: 100 texts fill it, the rest starts the next group."""
-    vault = tmp_path / "vault"
-    vault.mkdir()
-    embedder = create_embedder(load_config(vault, embed_provider="static"))
-    assert embedder is not None
+    embedder = _static_embedder(tmp_path)
     index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
     try:
         before = _stored(index)
-        with index.transaction() as con:
-            con.execute(
-                """INSERT INTO leaves (id, note_path, seq, kind, text, content_hash, token_count, term_count,
-                                       anchor, heading_path)
-                   SELECT 'leaf-' || i, 'note.md', i, 'paragraph', 'new text ' || i, sha256('new text ' || i),
-                          3, 3, '', []::VARCHAR[]
-                   FROM range(150) t(i)"""
-            )
+        _new_leaves(index, 150)
         with index.bulk():
             assert embed_missing(index, embedder, 64, None) == 150
         assert group_sizes(index.con, "embeddings") == [RG, RG, 50]
         after = _stored(index)
         assert before <= after and len(after) == len(before) + 150
+        assert index.scalar("SELECT count(*) FROM embeddings") == len(after), "a moved vector kept twice"
         mine = index.query("SELECT content_hash, dim FROM embeddings WHERE model = ?", [embedder.model_id])
         assert {str(h) for h, _ in mine} == {
             str(h) for (h,) in index.query("SELECT sha256('new text ' || i) FROM range(150) t(i)")
         }
         assert {int(d) for _, d in mine} == {embedder.dim}
+    finally:
+        index.close()
+
+
+class _FailingAfter:
+    """An embedder answering its first `calls` batches as `inner` does, then failing (a
+    provider that went away in the middle of a load)."""
+
+    def __init__(self, inner: Embedder, calls: int) -> None:
+        self.inner, self.calls = inner, calls
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if self.calls <= 0:
+            raise EmbedError("the provider stopped answering")
+        self.calls -= 1
+        return np.asarray(self.inner.embed(texts), dtype=np.float32)
+
+
+@pytest.mark.slow
+def test_a_load_whose_vectors_fail_after_the_move_keeps_every_vector_once(tmp_path: Path) -> None:
+    """The move is part of the load's transaction: the provider failing after it and a batch
+    of new vectors rolls all of it back. The index reopened holds each vector it held, once,
+    in the groups it had; the next load moves them again and stores the new ones."""
+    embedder = _static_embedder(tmp_path)
+    path = tmp_path / "index.duckdb"
+    index = _index_with_groups(path, RG, RG - 100)
+    try:
+        before = _stored(index)
+        _new_leaves(index, 150)
+        index.checkpoint()
+        with pytest.raises(EmbedError), index.bulk():
+            embed_missing(index, _FailingAfter(embedder, 1), 64, None)
+    finally:
+        index.close()
+    index = Index.open(path)
+    try:
+        assert _stored(index) == before
+        assert index.scalar("SELECT count(*) FROM embeddings") == len(before)
+        assert group_sizes(index.con, "embeddings") == [RG, RG - 100]
+        with index.bulk():
+            assert embed_missing(index, embedder, 64, None) == 150
+        assert index.scalar("SELECT count(*) FROM embeddings") == len(before) + 150
+        assert (
+            index.scalar("SELECT count(*) FROM (SELECT DISTINCT content_hash, model FROM embeddings)")
+            == len(before) + 150
+        )
+    finally:
+        index.close()
+
+
+@pytest.mark.slow
+def test_vectors_embedded_outside_a_whole_vault_load_move_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A save's vectors, or a backlog embedded outside a load's transaction, are committed as
+    they come: the rows of the part-filled group stay where they are (the move is for a load's
+    one transaction only), and the new ones follow them."""
+    embedder = _static_embedder(tmp_path)
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
+    try:
+        before = _stored(index)
+        _new_leaves(index, 150)
+        with caplog.at_level(logging.DEBUG, logger="vaultmind.index.row_groups"):
+            assert embed_missing(index, embedder, 256, None) == 150
+        assert not [r for r in caplog.records if r.name == "vaultmind.index.row_groups"], "rows moved"
+        index.checkpoint()
+        assert group_sizes(index.con, "embeddings") == [RG, RG - 100, 150]
+        assert (
+            _stored(index) >= before and index.scalar("SELECT count(*) FROM embeddings") == len(before) + 150
+        )
     finally:
         index.close()

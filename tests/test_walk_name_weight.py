@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.index.resident import ChangeSet
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.name_weight import distinctiveness
 
@@ -89,3 +91,82 @@ def test_a_message_belongs_to_the_conversation_of_its_notes_folder(vault: Path) 
         codes, sizes = memory.leaves.conversations(chat + by_note["notes/plan.md"])
     assert len(set(codes[:3].tolist())) == 1 and sizes[codes[0]] == 3, (codes, sizes)
     assert set(codes[3:].tolist()) == {-1}, codes
+
+
+def test_a_conversations_messages_are_recounted_as_notes_come_and_go(vault: Path) -> None:
+    """The counts follow the vault while it is served (the resident leaves updated, not
+    reloaded): a day written into a chat's folder adds its messages to the chat's count, a day
+    deleted takes them away, and a chat in a folder of its own is a conversation of its own."""
+    for day in range(1, 9):
+        write_chat(vault, f"2024-05-0{day}", [(CARO, f"Morning {day}."), (MEL, f"Hi {day}.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+
+        def sizes() -> dict[str, int]:
+            notes = sorted(p.relative_to(vault).as_posix() for p in (vault / "sources").rglob("*.md"))
+            out: dict[str, int] = {}
+            for note, leaf_ids in memory.leaves.of_notes(notes).items():
+                codes, counts = memory.leaves.conversations(leaf_ids)
+                assert len(set(codes.tolist())) == 1 and codes[0] >= 0, (note, codes)
+                out[note.rpartition("/")[0]] = int(counts[codes[0]])
+            return out
+
+        assert sizes() == {"sources/chat/two": 16}
+        write_chat(vault, "2024-05-09", [(CARO, "Evening."), (MEL, "Night."), (CARO, "Sleep well.")])
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 19}
+        (vault / "sources/chat/two/2024-05-01.md").unlink()
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 17}
+        meta = SourceMeta(kind="chat", source_id="chat:three", scope="chat/three", title="chat 2024-05-10")
+        said = Message(message_id="m0", author=MEL, timestamp="2024-05-10T10:00:00Z", text="Hello.", source_ref="chat://three/m0")
+        write(vault, "sources/chat/three/2024-05-10.md", render_source_note(meta, [said]))
+        memory.sync()
+        assert sizes() == {"sources/chat/two": 17, "sources/chat/three": 1}
+
+
+def test_a_conversations_code_outlives_a_reload_of_the_leaves(vault: Path) -> None:
+    """A walk reads a message's conversation, then its neighbours' (`name_weight._graph_weights`):
+    a reload of the resident leaves in between (a rebuild, many leaves deleted) must not give
+    the same chat another code. Here the chat whose rows a load meets first is rewritten, so
+    that a reload meets the other's first."""
+    write_chat(vault, "2024-05-01", [(CARO, "Morning."), (MEL, "Hi.")])
+    meta = SourceMeta(kind="chat", source_id="chat:three", scope="chat/three", title="chat 2024-05-02")
+    said = Message(message_id="m0", author=MEL, timestamp="2024-05-02T10:00:00Z", text="Hello.", source_ref="chat://three/m0")
+    write(vault, "sources/chat/three/2024-05-02.md", render_source_note(meta, [said]))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        notes = ["sources/chat/two/2024-05-01.md", "sources/chat/three/2024-05-02.md"]
+
+        def codes() -> tuple[int, int]:
+            by_note = memory.leaves.of_notes(notes)
+            two, three = (int(memory.leaves.conversations(by_note[n][:1])[0][0]) for n in notes)
+            return two, three
+
+        before = codes()
+        said = Message(message_id="m0", author=MEL, timestamp="2024-05-02T10:00:00Z", text="Hello again.", source_ref="chat://three/m0")
+        write(vault, "sources/chat/three/2024-05-02.md", render_source_note(meta, [said]))
+        memory.sync()
+        memory.leaves.apply(ChangeSet(reset=True))
+        assert codes() == before
+
+
+def test_each_email_thread_of_a_mailbox_is_a_conversation_of_its_own(vault: Path) -> None:
+    """A mailbox's threads are notes in folders of their own (`sources/email/<box>/<subject>/`):
+    "Hi Helen" in every message of one thread with Helen makes her name common there, not in
+    the mailbox's other threads."""
+    for subject, day, messages in (("offsite", "2024-03-13", 3), ("budget", "2024-03-11", 2)):
+        meta = SourceMeta(kind="email", source_id="email:inbox", scope=f"inbox/{subject}", title=subject, subject=subject)
+        sent = [
+            Message(message_id=f"{subject}-{i}", author="Helen Park <helen@example.com>", timestamp=f"{day}T1{i}:00:00Z", text=f"Hi Alex, about the {subject} ({i}).", source_ref=None)
+            for i in range(messages)
+        ]
+        write(vault, f"sources/email/inbox/{subject}/{day}-{subject}.md", render_source_note(meta, sent))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        notes = ["sources/email/inbox/offsite/2024-03-13-offsite.md", "sources/email/inbox/budget/2024-03-11-budget.md"]
+        by_note = memory.leaves.of_notes(notes)
+        offsite, budget = (memory.leaves.conversations(by_note[note]) for note in notes)
+    assert len(set(offsite[0].tolist())) == 1 and len(set(budget[0].tolist())) == 1, (offsite, budget)
+    assert offsite[0][0] >= 0 and budget[0][0] >= 0 and offsite[0][0] != budget[0][0]
+    assert (offsite[1][offsite[0][0]], budget[1][budget[0][0]]) == (3, 2)

@@ -51,7 +51,7 @@ class LeafState:
         self._live_stats: tuple[float, npt.NDArray[np.float64]] | None = None  # (live leaves, mean length per kind); None: not counted
         self._note_stats: tuple[npt.NDArray[np.float64], int, float] | None = None  # `_note_lengths`; None: not counted
         self._note_folders: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # per note code, its folder's code (`conversations`)
-        self._folder_codes: dict[str, int] = {}
+        self._folder_codes: dict[str, int] = {}  # folder → its code, kept across reloads (a walk reads codes twice)
         self._conversation_sizes: npt.NDArray[np.int64] | None = None  # live messages per folder code; None: not counted
         self._store = LeafRowStore(index.path.parent if index.path is not None else None)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)

@@ -124,7 +124,7 @@ class ResidentLeaves(LeafBM25):
         self._live_stats = None
         self._note_stats = None
         self._conversation_sizes = None
-        self._note_folders, self._folder_codes = np.zeros(0, dtype=np.int32), {}
+        self._note_folders = np.zeros(0, dtype=np.int32)  # notes are coded anew; their folders keep their codes
         self._notes, self._author_names = NameCodes(), NameCodes()
         self._extra, self._place_added = {}, {}
         self._store.clear()
@@ -231,8 +231,11 @@ class ResidentLeaves(LeafBM25):
 
     def conversations(self, leaf_ids: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
         """Per leaf of `leaf_ids`, the code of its conversation — the folder of its note (a chat's
-        days, a mailbox) — when it is a live message (a leaf with an author), else -1; and the
-        live messages of each conversation, by code (counted once per change)."""
+        days, an email thread's notes) — when it is a live message (a leaf with an author), else -1; and the
+        live messages of each conversation, by code (counted once per change). A folder keeps its
+        code while the process runs, a reload of the leaves included: a walk that reads the
+        conversations of its candidates and then of their neighbours' leaves (`name_weight`)
+        gets codes that agree though a sync reloaded them in between."""
         with self._held():
             self._ensure()
             names = self._notes.names

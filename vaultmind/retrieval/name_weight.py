@@ -1,6 +1,7 @@
 """A name's weight by how common it is in its conversation: the inverse document frequency of a
 query entity within the conversation a message belongs to (`ResidentLeaves.conversations`: the
-folder of its note, a chat's days or a mailbox).
+folder of its note — a chat's days, an email thread's notes; where a folder holds a note per
+conversation, ChatGPT's or an agent's sessions, all of them together).
 
 In a two-person chat each speaker's name is in most messages: written by them, or calling them
 ("Thanks, Mel!", which NER reads as a mention of Melanie). A mention of such a name says little
