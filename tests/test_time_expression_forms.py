@@ -84,6 +84,11 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened on 3/13/2024?", MAY, ("2024-03-13", "2024-03-14")),
         ("what happened on 7.3.2024?", MAY, ("2024-03-07", "2024-07-04")),  # 7 March or 3 July
         ("what happened after 2024/03/07?", MAY, ("2024-03-08", "2024-05-20")),
+        # a year-month inside an id is no month; a version number is no date
+        ("what does ticket PROJ-2024-03 say?", MAY, ("2024-01-01", "2025-01-01")),  # its year, as before
+        ("what does order 2024-03-0042 hold?", MAY, ("2024-01-01", "2025-01-01")),
+        ("is windows 6.1.7601 patched?", MAY, None),
+        ("what changed in version 2.5.10?", MAY, None),
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:

@@ -19,8 +19,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], dates 2023-05-08,
-    2023/05/08, 2023.5.8, the month 2023-05, and 8/5/2023 or 8.5.2023 (day or month first:
-    one reading when the other is no date, else from the earlier reading to the later)
+    2023/05/08, 2023.5.8, the month 2023-05 (not inside an id: "PROJ-2023-05"), and 8/5/2023
+    or 8.5.2023 (a year 19xx or 20xx, not a build number: "6.1.7601"; day or month first: one
+    reading when the other is no date, else from the earlier reading to the later)
     (without a year, in its month's most recent year; 29 February in the latest leap year);
     a weekday written with its date ("on Tuesday, 23 April", "April 23 (Tuesday)"): the date, in
     the year nearest the reference in which it falls on that weekday;
@@ -151,8 +152,10 @@ _QUALIFIER_RX = r"(early|mid|late|end of|middle of|beginning of|start of)[- ](?:
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\b"), "iso"),  # 2024-03-07, 2024/03/07, 2024.3.7
-    (re.compile(r"\b(\d{4})-(\d{2})\b(?![-/.]\d)"), "iso_month"),  # 2024-03
-    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b"), "numeric_date"),  # 7/3/2024, 7.3.2024
+    # 2024-03, not a part of an id ("PROJ-2024-03", "2024-03-0042")
+    (re.compile(r"(?<!\w[-/.])\b(\d{4})-(\d{2})\b(?![-/.]\w)"), "iso_month"),
+    # 7/3/2024, 7.3.2024; not a version or build number ("6.1.7601")
+    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2((?:19|20)\d{2})\b"), "numeric_date"),
     (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
     (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
     # "in the past week" rolls back from now (as "in the past 1 week"); "the last week of March" is March's
