@@ -76,6 +76,11 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened late last year?", MAY, ("2023-09-01", "2024-01-01")),
         ("what happened at the end of last year?", MAY, ("2023-09-01", "2024-01-01")),
         ("what happened at the start of this month?", MAY, ("2024-05-01", "2024-05-11")),
+        # early or late said of someone is no part of the week: the whole week, "late" searched
+        ("was Bob late last week?", MAY, ("2024-05-13", "2024-05-20")),
+        ("who was late this week?", MAY, ("2024-05-20", "2024-05-27")),
+        ("did Sam arrive early this month?", MAY, ("2024-05-01", "2024-06-01")),
+        ("what happened late last week?", MAY, ("2024-05-17", "2024-05-20")),
         # numeric dates: a day, a month, or a day written either way round
         ("what happened on 2024/03/07?", MAY, ("2024-03-07", "2024-03-08")),
         ("what happened on 2024.3.7?", MAY, ("2024-03-07", "2024-03-08")),
@@ -84,6 +89,11 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened on 3/13/2024?", MAY, ("2024-03-13", "2024-03-14")),
         ("what happened on 7.3.2024?", MAY, ("2024-03-07", "2024-07-04")),  # 7 March or 3 July
         ("what happened after 2024/03/07?", MAY, ("2024-03-08", "2024-05-20")),
+        # a year-month inside an id is no month; a version number is no date
+        ("what does ticket PROJ-2024-03 say?", MAY, ("2024-01-01", "2025-01-01")),  # its year, as before
+        ("what does order 2024-03-0042 hold?", MAY, ("2024-01-01", "2025-01-01")),
+        ("is windows 6.1.7601 patched?", MAY, None),
+        ("what changed in version 2.5.10?", MAY, None),
     ],
 )
 def test_time_expression_forms(question: str, now: datetime, days: tuple[str, str] | None) -> None:
@@ -118,3 +128,8 @@ def test_walk_reads_a_weekday_written_with_its_date_as_the_year_it_falls_in(vaul
         window = result["query"]["time_window"]
         assert (window["start"], window["end"]) == ("2024-04-23T00:00:00Z", "2024-04-24T00:00:00Z")
         assert result["hits"][0]["time_range"]["start"].startswith("2024-04-23")
+
+
+def test_late_said_of_someone_stays_a_searched_word() -> None:
+    window = question_window("was Bob late last week?", MAY)
+    assert window is not None and window.text == "last week"

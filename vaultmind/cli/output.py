@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from vaultmind.config import MAX_LIMIT
 from vaultmind.markdown.standalone import standalone
 from vaultmind.plural import counted
 from vaultmind.retrieval.evidence import NONE_YOURS, excerpt, listed_refs, none_by
@@ -263,7 +264,8 @@ def print_hits(result: dict[str, Any], vault: Path | None = None, mode: str | No
         if hit.get("link"):
             print(f"    {hit['link']}")
     if result.get("truncated"):
-        print(f"({result['total']} {_COUNTED.get(mode or '', 'nodes')}; showing {len(hits)} — raise --limit)")
+        more = "raise --limit" if len(hits) < MAX_LIMIT else f"at most {MAX_LIMIT} are shown: narrow the question"
+        print(f"({result['total']} {_COUNTED.get(mode or '', 'nodes')}; showing {len(hits)} — {more})")
     if result.get("missing"):
         from vaultmind.retrieval.node_ids import MIN_PREFIX
 

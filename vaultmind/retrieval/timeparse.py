@@ -19,8 +19,9 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], dates 2023-05-08,
-    2023/05/08, 2023.5.8, the month 2023-05, and 8/5/2023 or 8.5.2023 (day or month first:
-    one reading when the other is no date, else from the earlier reading to the later)
+    2023/05/08, 2023.5.8, the month 2023-05 (not inside an id: "PROJ-2023-05"), and 8/5/2023
+    or 8.5.2023 (a year 19xx or 20xx, not a build number: "6.1.7601"; day or month first: one
+    reading when the other is no date, else from the earlier reading to the later)
     (without a year, in its month's most recent year; 29 February in the latest leap year);
     a weekday written with its date ("on Tuesday, 23 April", "April 23 (Tuesday)"): the date, in
     the year nearest the reference in which it falls on that weekday;
@@ -28,7 +29,7 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     to now; "by <day>" is the day: "how many by 10 March?" is told on it)
     early/mid/late/end of/middle of/beginning of/start of <month|year|last year…> narrow the
     window to its first, middle or last third ("mid-March", "at the beginning of April", "late
-    last year")
+    last year"; not "was Bob late last week?": the lateness is asked, the week is whole)
     between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
     once serves both days; without a year, the latest range begun: its first day's year is
     settled as a single day's, and an end month before the start month is in the next year —
@@ -151,8 +152,10 @@ _QUALIFIER_RX = r"(early|mid|late|end of|middle of|beginning of|start of)[- ](?:
 
 _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(\d{4})([-/.])(\d{1,2})\2(\d{1,2})\b"), "iso"),  # 2024-03-07, 2024/03/07, 2024.3.7
-    (re.compile(r"\b(\d{4})-(\d{2})\b(?![-/.]\d)"), "iso_month"),  # 2024-03
-    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2(\d{4})\b"), "numeric_date"),  # 7/3/2024, 7.3.2024
+    # 2024-03, not a part of an id ("PROJ-2024-03", "2024-03-0042")
+    (re.compile(r"(?<!\w[-/.])\b(\d{4})-(\d{2})\b(?![-/.]\w)"), "iso_month"),
+    # 7/3/2024, 7.3.2024; not a version or build number ("6.1.7601")
+    (re.compile(r"\b(\d{1,2})([/.])(\d{1,2})\2((?:19|20)\d{2})\b"), "numeric_date"),
     (re.compile(r"\bthe day before yesterday\b"), "day_before_yesterday"),
     (re.compile(r"\bthe day after tomorrow\b"), "day_after_tomorrow"),
     # "in the past week" rolls back from now (as "in the past 1 week"); "the last week of March" is March's
@@ -219,7 +222,8 @@ def parse_time_window(question: str, now: datetime) -> TimeWindow | None:
     if anchored is not None:
         return anchored
     for pattern, kind in _PATTERNS:
-        for match in pattern.finditer(text):
+        for found in pattern.finditer(text):
+            match = _without_tardiness(pattern, kind, found)
             window = _try_window(kind, match, now, cased) if not _of_a_date(kind, match) else None
             if window is None:
                 continue
@@ -270,6 +274,24 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
                         " … ".join(m.group(0).strip() for m in words),
                     )
     return None
+
+
+# "was Bob late last week?", "she arrived early this month": early or late said of someone
+# (a verb of being or arriving before it, maybe a name between) is what is asked, not a part of
+# the week or month
+_TARDY = re.compile(
+    r"\b(?:am|is|are|was|were|be|been|being|arrive[sd]?|arriving|came|come|comes|coming|got|gets|"
+    r"left|leave|leaves|ran|run|runs|running|showed up|turned up)(?: \w+)? $"
+)
+_QUALIFIED = ("rel_unit", "month", "year")  # the patterns whose first group is a qualifier
+
+
+def _without_tardiness(pattern: re.Pattern[str], kind: str, m: re.Match[str]) -> re.Match[str]:
+    """`m`, or `m` read from after its "early"/"late" when that word tells of someone's
+    timing (`_TARDY`): the window is the whole unit, and the word stays searched."""
+    if kind not in _QUALIFIED or m.group(1) not in ("early", "late") or not _TARDY.search(m.string, 0, m.start()):
+        return m
+    return pattern.match(m.string, m.end(1) + 1) or m
 
 
 # a weekday written with its date ("on Tuesday, 23 April", "Tuesday the 23rd of April", "April
