@@ -30,10 +30,12 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     early/mid/late/end of/middle of/beginning of/start of <month|year|last year…> narrow the
     window to its first, middle or last third ("mid-March", "at the beginning of April", "late
     last year"; not "was Bob late last week?": the lateness is asked, the week is whole)
-    between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
-    once serves both days; without a year, the latest range begun: its first day's year is
-    settled as a single day's, and an end month before the start month is in the next year —
-    "between 28 December and 3 January"; said backwards, from the earlier day)
+    between/from <day> and/to <day>, <day> – <day>, <day> and/or <day> (`day_ranges`: a month
+    or year said once serves both days; a weekday written with either day is part of it and
+    tells its year, as with a single date — "between Monday 3 June and Friday 7 June"; without
+    a year, the latest range begun: its first day's year is settled as a single day's, and an
+    end month before the start month is in the next year — "between 28 December and 3
+    January"; said backwards, from the earlier day)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
