@@ -18,6 +18,7 @@ from .conftest import write_slack_day
 SUNDAY = datetime(2024, 3, 17, 20, 0)  # a Sunday evening
 MAY = datetime(2024, 5, 20, 10, 0)
 MONDAY = datetime(2024, 3, 11, 10, 0)
+JUNE = datetime(2024, 6, 20, 10, 0)
 
 
 def _days(question: str, now: datetime) -> tuple[str, str] | None:
@@ -58,6 +59,18 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         ("what happened on Tuesday the 23rd of April?", MONDAY, ("2024-04-23", "2024-04-24")),
         ("what happened on April 23 (Tuesday)?", MONDAY, ("2024-04-23", "2024-04-24")),
         ("what happened on Tuesday?", MONDAY, ("2024-03-05", "2024-03-06")),  # a weekday alone: as before
+        # a weekday written with either day of a range is part of it: the days from one to the other,
+        # in the year the weekday tells (without it, 3 to 7 June asked in May is last year's)
+        ("what happened between Monday 3 June and Friday 7 June?", JUNE, ("2024-06-03", "2024-06-08")),
+        ("what happened from Tuesday 4 June to Thursday 6 June?", JUNE, ("2024-06-04", "2024-06-07")),
+        ("what happened Monday 3 June – Friday 7 June?", JUNE, ("2024-06-03", "2024-06-08")),
+        ("what happened 3 June – 7 June?", JUNE, ("2024-06-03", "2024-06-08")),
+        ("what is planned between Monday, 3 June and Friday, 7 June?", MAY, ("2024-06-03", "2024-06-08")),
+        ("what is planned from 4 June (Tuesday) to 6 June (Thursday)?", MAY, ("2024-06-04", "2024-06-07")),
+        ("what is planned between 1 June and Friday 7 June?", MAY, ("2024-06-01", "2024-06-08")),
+        ("what happened between 3 June and 7 June?", MAY, ("2023-06-03", "2023-06-08")),  # no weekday: as before
+        # a weekday that fits no year near the range's reading is a slip: the days as said
+        ("what happened between Tuesday 5 June and Friday 8 June?", datetime(2024, 6, 12, 10, 0), ("2024-06-05", "2024-06-09")),
         # "in the last/past <unit>" rolls back from the question's time, as with a number
         ("what happened in the past week?", SUNDAY, ("2024-03-10", "2024-03-17")),
         ("what happened in the last week?", SUNDAY, ("2024-03-10", "2024-03-17")),
@@ -105,6 +118,7 @@ def test_time_expression_forms(question: str, now: datetime, days: tuple[str, st
 
 def test_may_after_two_bare_numbers_is_the_verb() -> None:
     assert _days("which of the 2 or 3 may come?", SUNDAY) is None
+    assert _days("which of the 2 - 3 may come?", SUNDAY) is None
 
 
 def test_walk_asked_after_a_day_favours_the_days_after_it(vault: Path) -> None:

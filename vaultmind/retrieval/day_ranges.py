@@ -2,15 +2,22 @@
 reads these before any single time):
 
     between/from <day> and/to <day>       "between 15 and 17 May", "from May 15 to May 17, 2024"
+    <day> – <day>                         "3 June – 7 June", "June 3 - June 7"
     [on] <day> and/or <day>               "on 7 March or 9 March", "March 7 and March 9"
+
+A weekday written with either day ("between Monday 3 June and Friday 7 June", "from 4 June
+(Tuesday) to 6 June") is part of it, as with a single date: it tells that day's year
+(`yearless.weekday_year`), which then holds for both, as a year said does (when the two
+weekdays tell years the days cannot both be in, the first day's holds); one that fits no year
+near the day's reading is a slip, and the day is read as if it were not said.
 
 A month or year said once serves both days; the years of a range said without one are
 `yearless.range_years`' (the latest begun). A range said the wrong way round ("between 7 March
 and 4 March") runs from the earlier day; two days said together are read both ways, the
 shorter range kept ("9 March or 7 March": 7 to 9 March; "3 January or 28 December": across the
 new year). A numeric date written day or month first ("7/3/2024") is read both ways
-(`numeric_date`). The
-second day of a pair names its month ("on 7 March and 2 days later" is no pair). A range
+(`numeric_date`). The second day of a pair, or of two joined by a dash alone, names its month
+("on 7 March and 2 days later" is no pair). A range
 naming a day that does not exist is no range. "may" in lower case after a bare number is the
 verb ("which of the 2 or 3 may come?"), not a month both days are in.
 """
@@ -20,25 +27,30 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from vaultmind.calendar_names import MONTH_NUMBERS, alternation
-from vaultmind.retrieval.yearless import latest_existing, range_years
+from vaultmind.calendar_names import MONTH_NUMBERS, WEEKDAYS, alternation
+from vaultmind.retrieval.not_a_time import written
+from vaultmind.retrieval.yearless import latest_existing, range_years, weekday_year
 
 _MONTH_RX = alternation(MONTH_NUMBERS, longest_first=True)
+_WEEKDAY_RX = alternation(WEEKDAYS)
 
 
 def _day_rx(n: int) -> str:
-    """One end `n` of a range: "<month> <day>" or "<day> [of <month>]", then a year maybe (groups
-    m<n>/d<n>, e<n>/n<n>, y<n>)."""
+    """One end `n` of a range: "<month> <day>" or "<day> [of <month>]", then a year maybe, a
+    weekday written before or after it maybe (groups m<n>/d<n>, e<n>/n<n>, y<n>, w<n>/a<n>)."""
     month_day = rf"(?P<m{n}>{_MONTH_RX}) (?P<d{n}>\d{{1,2}})"
     return (
-        rf"(?:the )?(?:{month_day}|(?P<e{n}>\d{{1,2}}))(?:st|nd|rd|th)?"
-        rf"(?: (?:of )?(?P<n{n}>{_MONTH_RX}))?(?:,? (?P<y{n}>\d{{4}}))?"
+        rf"(?:(?P<w{n}>{_WEEKDAY_RX}),? )?(?:the )?(?:{month_day}|(?P<e{n}>\d{{1,2}}))(?:st|nd|rd|th)?"
+        rf"(?: (?:of )?(?P<n{n}>{_MONTH_RX}))?(?:,? (?P<y{n}>\d{{4}}))?(?:,? \(?(?P<a{n}>{_WEEKDAY_RX})\b\)?)?"
     )
 
 
+# (pattern, paired): a range said in its order ("from … to …"), then two days said together
+# ("… and …", read both ways); both but "between/from" need their second day to name its month
 _RANGES = (
-    re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-) {_day_rx(2)}\b"),
-    re.compile(rf"\b(?:on )?{_day_rx(1)},? (?:and|or|&) (?:on )?{_day_rx(2)}\b"),
+    (re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-|–|—) {_day_rx(2)}\b"), False),
+    (re.compile(rf"\b{_day_rx(1)} (?:-|–|—) {_day_rx(2)}\b"), False),
+    (re.compile(rf"\b(?:on )?{_day_rx(1)},? (?:and|or|&) (?:on )?{_day_rx(2)}\b"), True),
 )
 
 
@@ -46,26 +58,22 @@ def day_range(text: str, now: datetime, cased: str | None = None) -> tuple[datet
     """The first range of days in the lower-cased `text` (module doc), read at `now`: its first
     day, its end (exclusive) and its words; `cased`: the text as written, where its letters line
     up with `text` (to tell May by its capital). None when it names none."""
-    for joined, pattern in enumerate(_RANGES):
+    for pattern, joined in _RANGES:
         for match in pattern.finditer(text):
             g = match.groupdict()
-            if joined and not (g["m2"] or g["n2"]):
+            bare = joined or not match.group(0).startswith(("between", "from"))
+            if bare and not (g["m2"] or g["n2"]):
                 continue  # "on 7 March and 2 days later": the second end of a pair names its month
             first_month = g["m1"] or g["n1"]
             second_month = g["m2"] or g["n2"] or first_month
             first_month = first_month or second_month
             if first_month is None or second_month is None or (g["m1"] and g["n1"]) or (g["m2"] and g["n2"]):
                 continue
-            if (
-                joined
-                and g["n2"] == "may"
-                and not g["n1"]
-                and (cased is None or cased[match.start("n2") : match.end("n2")] != "May")
-            ):
+            if bare and g["n2"] == "may" and not g["n1"] and not written(cased, match, "n2", "May"):
                 continue  # "which of the 2 or 3 may come?"
             months = MONTH_NUMBERS[first_month], MONTH_NUMBERS[second_month]
             days = int(g["d1"] or g["e1"]), int(g["d2"] or g["e2"])
-            said = (int(g["y1"]) if g["y1"] else None), (int(g["y2"]) if g["y2"] else None)
+            said = _years(now, months, days, g)
             readings = [(months, days, said), (months[::-1], days[::-1], said[::-1])]
             spans = [span for reading in readings if (span := _span(now, *reading)) is not None]
             if not joined and spans and spans[0][1] > spans[0][0] + timedelta(days=1):
@@ -74,6 +82,30 @@ def day_range(text: str, now: datetime, cased: str | None = None) -> tuple[datet
                 start, end = min(spans, key=lambda span: span[1] - span[0])
                 return start, end, match.group(0).strip()
     return None
+
+
+def _years(
+    now: datetime, months: tuple[int, int], days: tuple[int, int], g: dict[str, str | None]
+) -> tuple[int | None, int | None]:
+    """The years said of a range's two days (None: not said), a weekday written with a day
+    telling its year when none is (`weekday_year`; the first day's, when the two cannot both
+    hold)."""
+    said: list[int | None] = []
+    for n in (0, 1):
+        year, weekday = g[f"y{n + 1}"], g[f"w{n + 1}"] or g[f"a{n + 1}"]
+        if year:
+            said.append(int(year))
+        elif weekday:
+            said.append(weekday_year(now, months[n], days[n], WEEKDAYS.index(weekday)))
+        else:
+            said.append(None)
+    first, last = said
+    if first is not None and last is not None and last - first != int(months[1] < months[0]):
+        if g["y2"] and not g["y1"]:
+            first = None  # a weekday telling a year the range cannot start in: the year said holds
+        elif not g["y2"]:
+            last = None  # a second weekday telling a year the range cannot end in: the first day's holds
+    return first, last
 
 
 def numeric_date(first: int, second: int, year: int) -> tuple[datetime, datetime] | None:

@@ -30,10 +30,12 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     early/mid/late/end of/middle of/beginning of/start of <month|year|last year…> narrow the
     window to its first, middle or last third ("mid-March", "at the beginning of April", "late
     last year"; not "was Bob late last week?": the lateness is asked, the week is whole)
-    between/from <day> and/to <day>, <day> and/or <day> (`day_ranges`: a month or year said
-    once serves both days; without a year, the latest range begun: its first day's year is
-    settled as a single day's, and an end month before the start month is in the next year —
-    "between 28 December and 3 January"; said backwards, from the earlier day)
+    between/from <day> and/to <day>, <day> – <day>, <day> and/or <day> (`day_ranges`: a month
+    or year said once serves both days; a weekday written with either day is part of it and
+    tells its year, as with a single date — "between Monday 3 June and Friday 7 June"; without
+    a year, the latest range begun: its first day's year is settled as a single day's, and an
+    end month before the start month is in the next year — "between 28 December and 3
+    January"; said backwards, from the earlier day)
     N days|weeks|months|years / the day|week|month before|after <date>
 
 A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our March
@@ -43,7 +45,8 @@ every leaf, so the month is the only way the question can name it. "May" alone i
 and so is "may" in lower case after a bare number ("which of the 12 may attend?"): a day of May
 in lower case is written as one ("on 12 may", "the 12th of may", "12 may 2023").
 "march" in lower case after a determiner ("the last march we went on", "our march") is the
-walk; "last march" and "the last March" are the month.
+walk; "last march" and "the last March" are the month. These words that name no time, and the
+"early" or "late" said of someone, are told apart in `not_a_time`.
 
 A question that names a day ("… last week, as she said on 6 November 2023", "last Friday on 23
 January") reads its relative words from that day, not from the reference time: the window
@@ -65,6 +68,14 @@ from datetime import datetime, timedelta
 from vaultmind import calendar_names
 from vaultmind.calendar_names import alternation
 from vaultmind.retrieval.day_ranges import day_range, numeric_date
+from vaultmind.retrieval.not_a_time import (
+    DETERMINER,
+    a_march,
+    a_number_that_may,
+    names_a_thing,
+    tardy,
+    written,
+)
 from vaultmind.retrieval.yearless import latest_existing, recent_year, weekday_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
@@ -276,20 +287,13 @@ def _anchored(text: str, now: datetime, cased: str | None = None) -> TimeWindow 
     return None
 
 
-# "was Bob late last week?", "she arrived early this month": early or late said of someone
-# (a verb of being or arriving before it, maybe a name between) is what is asked, not a part of
-# the week or month
-_TARDY = re.compile(
-    r"\b(?:am|is|are|was|were|be|been|being|arrive[sd]?|arriving|came|come|comes|coming|got|gets|"
-    r"left|leave|leaves|ran|run|runs|running|showed up|turned up)(?: \w+)? $"
-)
 _QUALIFIED = ("rel_unit", "month", "year")  # the patterns whose first group is a qualifier
 
 
 def _without_tardiness(pattern: re.Pattern[str], kind: str, m: re.Match[str]) -> re.Match[str]:
     """`m`, or `m` read from after its "early"/"late" when that word tells of someone's
-    timing (`_TARDY`): the window is the whole unit, and the word stays searched."""
-    if kind not in _QUALIFIED or m.group(1) not in ("early", "late") or not _TARDY.search(m.string, 0, m.start()):
+    timing (`not_a_time.tardy`): the window is the whole unit, and the word stays searched."""
+    if kind not in _QUALIFIED or m.group(1) not in ("early", "late") or not tardy(m):
         return m
     return pattern.match(m.string, m.end(1) + 1) or m
 
@@ -367,7 +371,7 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         return today - timedelta(hours=6), today + timedelta(hours=6)
     if kind == "quarter":
         prep, number, ordinal, year_s = m.group(1), m.group(2), m.group(3), m.group(4)
-        if not (prep or year_s) and _names_a_thing(m):
+        if not (prep or year_s) and names_a_thing(m):
             return None  # "the Q2 budget" is a budget, not a time
         first_month = 3 * ((int(number) if number else QUARTERS[ordinal]) - 1) + 1
         year = int(year_s) if year_s else recent_year(now, first_month)
@@ -391,7 +395,7 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
     if kind in ("day_month", "month_day"):
         day_s, month_s = (m.group(1), m.group(2)) if kind == "day_month" else (m.group(2), m.group(1))
         month = MONTHS[month_s]
-        if kind == "day_month" and month_s == "may" and not m.group(3) and _a_number_that_may(cased, m):
+        if kind == "day_month" and month_s == "may" and not m.group(3) and a_number_that_may(cased, m):
             return None  # "which of the 12 may attend?"
         year = int(m.group(3)) if m.group(3) else _weekday_year(now, month, int(day_s), m) or recent_year(now, month)
         try:
@@ -403,10 +407,10 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         name = m.group(2)
         if len(name) <= 4 and name not in ("may", "june", "july"):
             return None  # "last mar": too ambiguous
-        lower_may = name == "may" and not _written(cased, m, 2, "May")
-        if lower_may and (m.group(1) == "this" or _DETERMINER.search(m.string, 0, m.start())):
+        lower_may = name == "may" and not written(cased, m, 2, "May")
+        if lower_may and (m.group(1) == "this" or DETERMINER.search(m.string, 0, m.start())):
             return None  # "this may take a while", "the last may be late"
-        if _a_march(cased, m, 2):
+        if a_march(cased, m, 2):
             return None  # "the last march we went on"
         return _relative_month(now, MONTHS[name], m.group(1))
     if kind == "month":
@@ -414,12 +418,12 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         anchored = bool(qualifier or prep or year_s)
         # "the May bank holiday": May, which no leaf's words can hold (a stop word, as the
         # verb), is the month, the only way the question can ask for it
-        the_may = name == "may" and _written(cased, m, 3, "May") and _names_a_thing(m)
+        the_may = name == "may" and written(cased, m, 3, "May") and names_a_thing(m)
         if name == "may" and not anchored and not the_may:
             return None  # "may" alone is far more often the verb
-        if not anchored and _a_march(cased, m, 3):
+        if not anchored and a_march(cased, m, 3):
             return None  # "when was the last march?", "who organised our march?"
-        if not anchored and not the_may and _names_a_thing(m):
+        if not anchored and not the_may and names_a_thing(m):
             return None  # "the March newsletter" is a newsletter, not a time
         if len(name) <= 4 and name not in ("may", "june", "july") and not year_s:
             return None  # bare abbreviations ("mar", "jan") are too ambiguous without a year
@@ -429,52 +433,12 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         start, end = _narrow(start, _add_months(start, 1), qualifier)
         return _open_ended(prep, start, end, now)
     if kind == "year":
-        if not (m.group(1) or m.group(2)) and _names_a_thing(m):
+        if not (m.group(1) or m.group(2)) and names_a_thing(m):
             return None  # "the 2024 taxes" are taxes, whenever they are talked of
         year = int(m.group(3))
         start, end = _narrow(datetime(year, 1, 1), datetime(year + 1, 1, 1), m.group(1))
         return _open_ended(m.group(2), start, end, now)
     return None
-
-
-_DETERMINERS = r"(?:the|a|an|our|my|your|their|his|her|its)"
-_DETERMINER = re.compile(rf"\b{_DETERMINERS}\s+$")
-_NEXT_WORD = re.compile(r" (?!(?:and|or|to|through|till|until)\b)[a-z]")
-
-
-def _names_a_thing(m: re.Match[str]) -> bool:
-    """A month, quarter or year said bare between a determiner and a word ("the Q2 budget", "our
-    March offsite", "the 2024 taxes") is a name's first word: the thing, not a window (with a
-    preposition or a year it is one: "in Q2", "the Q2 2024 budget"; without the determiner a
-    verb may follow: "how did Q3 go?")."""
-    return bool(_DETERMINER.search(m.string, 0, m.start()) and _NEXT_WORD.match(m.string, m.end()))
-
-
-_BEFORE_A_MARCH = re.compile(rf"\b{_DETERMINERS}\s+(?:(?:last|next|first|big|whole)\s+)?$")
-
-
-def _a_march(cased: str | None, m: re.Match[str], group: int) -> bool:
-    """Whether match `m`'s `group` is "march" written in lower case after a determiner (and
-    "last", "next" or "first" maybe): the walk ("the last march we went on", "our march"),
-    not the month, which a question writing its capitals writes "March"."""
-    if m.group(group) != "march" or cased is None or _written(cased, m, group, "March"):
-        return False
-    return bool(_BEFORE_A_MARCH.search(m.string, 0, m.start(group)))
-
-
-def _a_number_that_may(cased: str | None, m: re.Match[str]) -> bool:
-    """Whether a `day_month` match `m` without a year is a bare number followed by "may" in lower
-    case: the verb ("which of the 12 may attend?", "all 3 may come"), as "may" alone is; a day
-    of May is written with its capital, "on" before it, an ordinal ("12th") or "of"."""
-    if _written(cased, m, 2, "May"):
-        return False
-    between = m.string[m.end(1) : m.start(2)]
-    return not m.group(0).startswith("on ") and between == " "
-
-
-def _written(cased: str | None, m: re.Match[str], group: int, word: str) -> bool:
-    """Whether the question writes match `m`'s `group` as `word` (its capitals included)."""
-    return cased is not None and cased[m.start(group) : m.end(group)] == word
 
 
 def _relative_month(now: datetime, month: int, which: str) -> tuple[datetime, datetime]:
