@@ -43,7 +43,7 @@ from vaultmind.queue.store import (
     release_running,
     retry,
 )
-from vaultmind.queue.workers import QueueSettings, WorkerPool
+from vaultmind.queue.workers import QueueSettings, WorkerPool, default_kinds
 
 from .conftest import until
 from .test_admission import BORDERLINE, CHAT, MESSAGES, chat_note, make_config
@@ -537,7 +537,7 @@ def test_no_ollama_decides_the_gray_band_by_rules_and_the_queue_stays_healthy(va
         assert stats.leaves_written == 4
         with WorkerPool(memory.config, memory) as pool:
             assert pool.drain(timeout_s=20) == 1
-            assert pool.status()["llm_gate"] == "open"
+            assert pool.status()["llm_gate"] == "closed"  # it reached no LLM
         decision, stage, importance, reason = gray_row(memory)
         assert (decision, stage, importance) == ("admitted", "fallback", None)
         assert reason.startswith("LLM not reachable at http://127.0.0.1:") and "admission by rules" in reason
@@ -557,6 +557,82 @@ def test_no_ollama_decides_the_gray_band_by_rules_and_the_queue_stays_healthy(va
         assert len(fake.requests_to("/api/chat")) == 1  # the new gray leaf, not the decided one
         assert gray_row(memory)[:2] == ("admitted", "fallback")
         assert memory.index.scalar("SELECT count(*) FROM admission WHERE stage = 'llm' AND decision = 'dropped'") == 1
+
+
+def ask_for_a_summary(ctx: JobContext, job: Any) -> str | None:
+    """An LLM job of another kind (a summary's, say): it needs the model's answer, or waits."""
+    ctx.chat().chat_json("Summarise.", str(job.payload()["key"]))
+    return None
+
+
+def test_a_closed_llm_gate_leaves_no_gray_leaf_undecided(vault: Path) -> None:
+    """The gate closed by another LLM job that found Ollama down: the gray leaf's job is still
+    claimed and decides it by the rules, asking nothing, and the gate stays closed. Before, no
+    worker claimed it while the gate was closed, and the leaf stayed gray, out of the trees."""
+    host = f"http://127.0.0.1:{free_port()}"
+    config = make_config(vault, f'[ollama]\nhost = "{host}"\ntimeout_s = 5\n\n[trees]\nsummarizer = "ollama"\n')
+    with Memory.open(config) as memory:
+        kinds = [*default_kinds(), JobKind("summary", ask_for_a_summary, llm_bound=True)]
+        with WorkerPool(memory.config, memory, kinds=kinds) as pool:
+            with memory.index.transaction() as con:
+                enqueue(con, [NewJob("summary", "s1", {"key": "s1"})], now=now_ms())
+            assert pool.drain(timeout_s=20) == 1 and pool.status()["llm_gate"] == "closed"
+            gray_vault(vault)
+            memory.sync()
+            assert pool.drain(timeout_s=20) == 1
+            assert pool.status()["llm_gate"] == "closed"
+        decision, stage, _, reason = gray_row(memory)
+        assert (decision, stage) == ("admitted", "fallback") and reason.startswith(f"LLM not reachable at {host}")
+        assert memory.index.query("SELECT kind, status FROM jobs ORDER BY id") == [("summary", "ready"), ("llm_importance", "done")]
+        assert memory.status()["admission"]["gray"] == 0
+
+
+def test_while_the_gate_is_closed_gray_leaves_ask_nothing_and_a_probe_that_reaches_ollama_reopens_it(vault: Path) -> None:
+    """Ollama found down by another job: the gray leaf is decided by the rules without a
+    request; once the backoff has passed, the next gray leaf's job probes, the model answers,
+    the LLM decides it and the gate opens again."""
+    clock = [now_ms()]
+
+    def summary_finds_no_ollama(ctx: JobContext, job: Any) -> str | None:
+        raise LlmUnreachable("cannot connect to Ollama")
+
+    with FakeOllama(responder=json_responder(0.2)) as fake, Memory.open(llm_config(vault, fake.host)) as memory:
+        kinds = [*default_kinds(), JobKind("summary", summary_finds_no_ollama, llm_bound=True)]
+        with WorkerPool(memory.config, memory, kinds=kinds, clock=lambda: clock[0]) as pool:
+            with memory.index.transaction() as con:
+                enqueue(con, [NewJob("summary", "s1", {"key": "s1"})], now=clock[0])
+            assert pool.drain(timeout_s=20) == 1 and pool.status()["llm_gate"] == "closed"
+            gray_vault(vault)
+            memory.sync()
+            clock[0] = now_ms()  # the gray leaf's job is due; the gate's backoff has not passed
+            assert pool.drain(timeout_s=20) == 1
+            assert pool.status()["llm_gate"] == "closed" and fake.requests_to("/api/chat") == []
+            assert gray_row(memory)[:2] == ("admitted", "fallback")
+            chat_note(vault, CHAT.replace("2024-03-04", "2024-03-05"), [(who, text.replace("deer", "geese"), "") for who, text, _ in MESSAGES])
+            memory.sync()
+            clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+            assert pool.run_once()  # the probe: the gray leaf's job, first in claim order
+            assert len(fake.requests_to("/api/chat")) == 1 and pool.status()["llm_gate"] == "open"
+        assert memory.index.scalar("SELECT count(*) FROM admission WHERE stage = 'llm' AND decision = 'dropped'") == 1
+
+
+def test_a_gray_leaf_decided_by_rules_keeps_the_gate_closed(vault: Path) -> None:
+    """The gray leaf's job found no Ollama and decided it by the rules: it reached no LLM, so
+    the gate closes as after any unreachable Ollama, and the next LLM job waits for the
+    backoff. Before, the job counted as an answer and re-opened the gate: every such job let
+    the other LLM jobs knock at the absent Ollama again."""
+    gray_vault(vault)
+    with Memory.open(llm_config(vault, f"http://127.0.0.1:{free_port()}")) as memory:
+        memory.sync()
+        kinds = [*default_kinds(), JobKind("summary", ask_for_a_summary, llm_bound=True)]
+        with WorkerPool(memory.config, memory, kinds=kinds) as pool:
+            assert pool.drain(timeout_s=20) == 1
+            assert gray_row(memory)[:2] == ("admitted", "fallback")
+            assert pool.status()["llm_gate"] == "closed"
+            with memory.index.transaction() as con:
+                enqueue(con, [NewJob("summary", "s1", {"key": "s1"})], now=now_ms())
+            assert pool.drain(timeout_s=20) == 0  # not claimed before the backoff has passed
+        assert memory.index.query("SELECT status, attempts FROM jobs WHERE kind = 'summary'") == [("ready", 0)]
 
 
 def test_a_connect_that_times_out_is_no_ollama_either(vault: Path) -> None:

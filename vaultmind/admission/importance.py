@@ -6,10 +6,11 @@ stores the answer in `llm_cache` — which survives reindex — and, in the same
 updates every gray admission row with that content. The deriver consults the same cache, so
 a cold rebuild gives the same rows once the cache is warm, and never asks twice.
 
-No Ollama at the configured host (none installed, or not started) → every gray leaf is decided
-by the rules, its score against the middle of the band (`decide.by_rules`; the reason says
-"LLM not reachable … admission by rules"), as with `[admission] llm = false`: nothing waits, and
-status tells it as information, not as a degraded queue. That decision is not cached: a cold
+No Ollama at the configured host (none installed, or not started; or the worker pool's LLM gate
+closed, when a try found none) → the worker pool runs `without_llm` instead of asking: every
+gray leaf is decided by the rules, its score against the middle of the band (`decide.by_rules`;
+the reason says "LLM not reachable … admission by rules"), as with `[admission] llm = false`:
+nothing waits, and status tells it as information, not as a degraded queue. That decision is not cached: a cold
 rebuild asks again. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
 A model that answers without usable JSON is a result too: it is cached, and the leaf is
 decided by its cheap score.
@@ -26,7 +27,7 @@ import duckdb
 
 from vaultmind.admission.decide import Decision, Policy, by_rules, resolve_gray
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.llm.ollama_chat import LlmBadAnswer, LlmUnreachable, prompt_hash
+from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob
@@ -223,12 +224,7 @@ def run(ctx: JobContext, job: Job) -> str | None:
     if answer is None:
         if text is None:
             return "target gone: no gray leaf has this content any more"
-        try:
-            answer = ask(ctx, str(text))
-        except LlmUnreachable:  # no Ollama there (none installed, say): the rules decide, nothing waits
-            with index.transaction() as con:
-                decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {ctx.config.ollama_host}: admission by rules")
-            return f"{UNREACHABLE}: {decided} gray leaves decided by rules"
+        answer = ask(ctx, str(text))  # no Ollama there: the pool runs `without_llm` instead
         note = None
     else:
         note = "answer was cached"
@@ -236,6 +232,17 @@ def run(ctx: JobContext, job: Job) -> str | None:
         store_answer(con, content_hash, model, answer, ctx.clock())
         apply_answer(con, content_hash, answer, model, policy)
     return note
+
+
+def without_llm(ctx: JobContext, job: Job) -> str:
+    """The job when no Ollama answers at the host (none installed, not started; or the worker
+    pool's LLM gate is closed): the gray leaves with a cached answer take it, every other one is
+    decided by the rules. Nothing waits, nothing is asked."""
+    policy = policy_of(ctx.config)
+    with ctx.index.transaction() as con:
+        repair(con, ctx.config)
+        decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {ctx.config.ollama_host}: admission by rules")
+    return f"{UNREACHABLE}: {decided} gray leaves decided by rules"
 
 
 def ask(ctx: JobContext, text: str) -> dict[str, Any]:
@@ -289,4 +296,4 @@ def repair(con: duckdb.DuckDBPyConnection, config: Config) -> int:
 
 
 def importance_kind() -> JobKind:
-    return JobKind(KIND, run, llm_bound=True, max_attempts=5, wanted=wanted, repair=repair)
+    return JobKind(KIND, run, llm_bound=True, max_attempts=5, wanted=wanted, repair=repair, without_llm=without_llm)

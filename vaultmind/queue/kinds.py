@@ -65,4 +65,7 @@ class JobKind:
     llm_bound: bool = False
     max_attempts: int = 5
     wanted: Wanted | None = None  # every job that should exist now; None: not reconcilable
+    # what an LLM job does instead when no Ollama answers at the host (its try found none, or
+    # the gate is closed): settled done, asking nothing. None: the job waits for Ollama.
+    without_llm: Handler | None = None
     repair: Repair | None = None  # bring derived rows in line with finished work (run before `wanted`)

@@ -14,8 +14,12 @@ LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate clo
 backoff (30 s doubling to 10 min) and no LLM job is claimed; once the backoff has passed, one
 job probes Ollama while the others wait for its outcome: a success reopens the gate, a
 connection failure closes it for the next, longer backoff (a queue of 40k jobs is never
-walked through one failed connection at a time). A corrupt index pauses the pool and is
-reported (the index is quarantined and rebuilt when it is next opened: `vaultmind reindex`).
+walked through one failed connection at a time). An LLM job whose kind can do without the LLM
+(`JobKind.without_llm`: a gray admission leaf, decided by the rules) does so when its try finds
+no Ollama, and is claimed while the gate is closed to do so at once: none waits for Ollama,
+and none re-opens the gate (its try closes it as any unreachable Ollama does). A corrupt
+index pauses the pool and is reported (the index is quarantined and rebuilt when it is next
+opened: `vaultmind reindex`).
 
 Settings (`[queue]` in `.vaultmind/config.toml`): `workers` (3), `llm_concurrency` (1),
 `lease_s` (300; never less than twice `[ollama] timeout_s` + 60 s, so a job's slow LLM call
@@ -124,6 +128,7 @@ class WorkerPool:
         self._order = [k.name for k in self.kinds]
         self._llm_kinds = [k.name for k in self.kinds if k.llm_bound]
         self._plain_kinds = [k.name for k in self.kinds if not k.llm_bound]
+        self._without_llm_kinds = [k.name for k in self.kinds if k.llm_bound and k.without_llm is not None]
         self.clock = clock
         # A job makes one LLM call, bounded by `[ollama] timeout_s`: its lease outlasts that call,
         # so a slow answer is never taken for a dead worker's job and claimed a second time.
@@ -244,18 +249,20 @@ class WorkerPool:
         """Claim and run one job in this thread. False when nothing was ready."""
         now = self.clock()
         permit = bool(self._llm_kinds) and self._llm.acquire(blocking=False)
-        probe = False
-        if permit:
-            with self._gate_lock:
-                usable = self._gate_closed_until <= now and not self._probing
-                probe = usable and self._gate_failures > 0
-                if probe:  # (only set here: a worker that finds a probe running must not clear its mark)
-                    self._probing = True
-            if not usable:
-                self._llm.release()
-                permit = False
+        with self._gate_lock:
+            down = self._gate_failures > 0  # the last try found no Ollama
+            usable = permit and self._gate_closed_until <= now and not self._probing
+            probe = usable and down
+            if probe:  # (only set here: a worker that finds a probe running must not clear its mark)
+                self._probing = True
+        if permit and not usable:
+            self._llm.release()
+            permit = False
         try:
-            kinds = self._plain_kinds + self._llm_kinds if permit else self._plain_kinds
+            if permit:
+                kinds = self._plain_kinds + self._llm_kinds
+            else:  # with no Ollama, the LLM jobs that can do without it do so (a gray leaf by the rules)
+                kinds = self._plain_kinds + (self._without_llm_kinds if down else [])
             job = claim(self.index, now=now, kinds=kinds, order=self._order, lease_s=self.lease_s)
             if job is None:
                 return False
@@ -266,7 +273,7 @@ class WorkerPool:
             with self._hand_lock:
                 self._in_hand[job.id] = job
             try:
-                self._run(job, kind)
+                self._run(job, kind, asks=permit or not kind.llm_bound)
             finally:
                 with self._hand_lock:
                     self._in_hand.pop(job.id, None)
@@ -291,9 +298,9 @@ class WorkerPool:
                 on_job(ran)
         return ran
 
-    def _run(self, job: Job, kind: JobKind) -> None:
+    def _run(self, job: Job, kind: JobKind, *, asks: bool) -> None:
         try:
-            note = kind.run(self.context, job)
+            note = self._handle(job, kind, asks=asks)
         except Exception as exc:
             failure = classify(exc)
             message = str(exc) or type(exc).__name__
@@ -305,8 +312,6 @@ class WorkerPool:
             level = logging.INFO if outcome in ("deferred", "retry") else logging.WARNING
             log.log(level, "job #%d %s: %s (%s) → %s", job.id, job.kind, message, failure, outcome)
         else:
-            if kind.llm_bound:
-                self._open_gate()
             outcome = complete(self.index, job, now=self.clock(), note=note)
         if outcome == "refused":
             with self._hand_lock:
@@ -318,6 +323,25 @@ class WorkerPool:
                 log.warning("job #%d %s: lease lost before settling; its new holder settles it", job.id, job.kind)
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
+
+    def _handle(self, job: Job, kind: JobKind, *, asks: bool) -> str | None:
+        """Run `job`'s handler; an LLM job claimed while the gate is closed (`asks` false), or
+        whose try finds no Ollama, runs its kind's `without_llm` instead; such a job reached no
+        LLM, so it leaves the gate closed (the try closes it), never re-opens it."""
+        if kind.without_llm is not None and not asks:
+            return kind.without_llm(self.context, job)
+        if not kind.llm_bound:
+            return kind.run(self.context, job)
+        try:
+            note = kind.run(self.context, job)
+        except Exception as exc:
+            if kind.without_llm is None or classify(exc) != "llm_unreachable":
+                raise
+            self._close_gate()
+            log.info("job #%d %s: %s; done without the LLM", job.id, job.kind, str(exc) or type(exc).__name__)
+            return kind.without_llm(self.context, job)
+        self._open_gate()
+        return note
 
     # -- the LLM gate ----------------------------------------------------------------------
 
