@@ -54,6 +54,8 @@ def _days(question: str, now: datetime) -> tuple[str, str] | None:
         # a weekday that fits the date in no year near its reading is a slip: the date as said
         ("what happened on Tuesday 5 June?", datetime(2024, 6, 12, 10, 0), ("2024-06-05", "2024-06-06")),
         ("what happened on Friday 3 January?", datetime(2024, 12, 28, 10, 0), ("2025-01-03", "2025-01-04")),
+        # no nearby year fits and the date is not recent: the years back where the weekday fits
+        ("what happened on Tuesday 23 April?", datetime(2026, 12, 7, 10, 0), ("2024-04-23", "2024-04-24")),
         ("what happened on Sunday 23 April?", MONDAY, ("2023-04-23", "2023-04-24")),
         ("what happens on Tuesday, 23 April?", MONDAY, ("2024-04-23", "2024-04-24")),
         ("what happened on Tuesday the 23rd of April?", MONDAY, ("2024-04-23", "2024-04-24")),
