@@ -96,23 +96,24 @@ def _text_links(text: str, line_of: Callable[[int], int]) -> tuple[list[tuple[in
     """(offset, link) of the wikilinks of `text`, then of its Markdown links outside them (each
     on the line `line_of` its offset gives), and `text` with both masked out (lengths kept)."""
     found: list[tuple[int, Link]] = []
-    if "[[" in text:
-        for m in _WIKILINK_RE.finditer(text):
+    for marker, pattern, parse in _LINK_KINDS:
+        if marker not in text:
+            continue
+        for m in pattern.finditer(text):
             at = m.start()
-            embed = at > 0 and text[at - 1] == "!"
-            link = parse_wikilink(m.group(1), embed=embed, line=line_of(at))
+            link = parse(m, at > 0 and text[at - 1] == "!", line_of(at))
             if link is not None:
                 found.append((at, link))
-        text = _WIKILINK_RE.sub(_same_length_mask, text)
-    if "](" in text:
-        for m in _MDLINK_RE.finditer(text):
-            at = m.start()
-            embed = at > 0 and text[at - 1] == "!"
-            link = _markdown_link(m.group(2), embed=embed, line=line_of(at))
-            if link is not None:
-                found.append((at, link))
-        text = _MDLINK_RE.sub(_same_length_mask, text)
+        text = pattern.sub(_same_length_mask, text)
     return found, text
+
+
+# each kind of link: what a text holding one holds, its pattern, and its link (from the match,
+# whether "!" embeds it, its line); wikilinks first, so that Markdown links are read outside them
+_LINK_KINDS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str], bool, int], Link | None]], ...] = (
+    ("[[", _WIKILINK_RE, lambda m, embed, line: parse_wikilink(m.group(1), embed=embed, line=line)),
+    ("](", _MDLINK_RE, lambda m, embed, line: _markdown_link(m.group(2), embed=embed, line=line)),
+)
 
 
 def _line_starts(lines: list[str]) -> list[int]:
