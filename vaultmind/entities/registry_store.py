@@ -156,11 +156,24 @@ def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
     return f"{row[0]}:{row[1]}"
 
 
+def _may_type_sql() -> str:
+    """Where a note of yours may name a kind of entity: the JSON text of its `TYPING_KEYS`
+    holds a word of a `CATEGORY_KINDS` name in any case (or a `\\u` escape, which could spell
+    one). Only such a note can be typed (`typed_note_from`: `_category` lower-cases the words
+    of a value, and the characters Python lower-cases to ASCII letters alone are ASCII letters
+    and the Kelvin sign, which the pattern's case folding matches as "k"), so the registry reads
+    the same notes it builds from, without parsing the front matter of every note with tags
+    (at each batch of a first index, every such note indexed so far)."""
+    words = "|".join(sorted({word for name in CATEGORY_KINDS for word in name.split()}))
+    typing = " || chr(0) || ".join(
+        f"coalesce(json_extract_string(frontmatter, '$.{key}'), '')" for key in TYPING_KEYS
+    )
+    return f"regexp_matches({typing}, '(?i){words}|\\\\u')"  # (in SQL's text, `\\\\u` is the pattern's `\\u`)
+
+
 # the notes the registry reads, and what of a note of yours it reads (an edit of its text
 # changes nothing of the registry)
-_REGISTRY_NOTES = "kind = 'entity' OR (kind = 'user' AND (" + " OR ".join(
-    f"json_exists(frontmatter, '$.{key}')" for key in TYPING_KEYS
-) + "))"
+_REGISTRY_NOTES = f"kind = 'entity' OR (kind = 'user' AND {_may_type_sql()})"
 _READ = "CASE WHEN kind = 'entity' THEN sha256 ELSE coalesce(title, '') || chr(0) || " + " || chr(0) || ".join(
     f"coalesce(json_extract_string(frontmatter, '$.{key}'), '')" for key in (*TYPING_KEYS, "aliases", "alias")
 ) + " END"

@@ -1,0 +1,92 @@
+"""Which notes the entity registry reads from the index: entity notes, and the notes of yours
+whose categories, type or tags may name a kind of entity. A note whose tags name none (most
+tagged notes) is not read, nor parsed again at every batch of a first index; the registry is
+the same as one built from every note with such a property."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.entities.registry_store import (
+    _REGISTRY_NOTES,
+    TYPING_KEYS,
+    load_registry,
+    registry_fingerprint,
+    typed_note_from,
+)
+from vaultmind.memory import Memory
+
+
+def _put(vault: Path, rel: str, text: str) -> None:
+    path = vault / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_notes_whose_tags_name_no_kind_are_not_read(vault: Path) -> None:
+    for k in range(6):
+        _put(vault, f"Journal/Day {k}.md", f"---\ntags: [journal, status/open]\ntype: daily\n---\nDay {k}.\n")
+    _put(vault, "References/Paul Chambers.md", '---\ncategories:\n  - "[[People]]"\n---\nJazz bassist.\n')
+    _put(vault, "References/Blade Runner.md", "---\ntags: [Film/Movies]\n---\nA film.\n")
+    _put(vault, "Plain.md", "No front matter.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.reindex()
+        con = memory.index.con
+        read = sorted(
+            str(r[0]) for r in con.execute(f"SELECT path FROM notes WHERE {_REGISTRY_NOTES}").fetchall()
+        )
+        assert read == ["References/Blade Runner.md", "References/Paul Chambers.md"]
+        registry = load_registry(con)
+        # the registry of every note with a typing property, as it was read before
+        typed = [
+            note
+            for path, title, fm in con.execute(
+                "SELECT path, title, frontmatter FROM notes WHERE kind = 'user'"
+            ).fetchall()
+            if (note := typed_note_from(path, title or "", json.loads(fm) if fm else {})) is not None
+        ]
+        assert (
+            sorted(registry.entries)
+            == sorted(note.id for note in typed)
+            == ["person:paul-chambers", "work:blade-runner"]
+        )
+        before = registry_fingerprint(con)
+        _put(vault, "Journal/Day 0.md", "---\ntags: [journal]\n---\nDay 0, edited.\n")
+        memory.sync()
+        assert registry_fingerprint(con) == before  # no note the registry reads changed
+        _put(vault, "Journal/Day 1.md", "---\ntags: [journal, people]\n---\nDay 1.\n")
+        memory.sync()
+        assert registry_fingerprint(con) != before
+
+
+@pytest.mark.parametrize(
+    "frontmatter",
+    [
+        {"categories": ["[[People]]"]},
+        {"categories": "[[Board  Games|games]]"},
+        {"type": "person"},
+        {"type": "type/Person"},
+        {"tags": ["#places"]},
+        {"tags": ["board_games"]},
+        {"category": [{"kind": "a", "value": "b/Companies"}]},
+        {"tags": ["BOO\u212aS"]},  # the Kelvin sign, which Python lower-cases to "k"
+        {"tags": ["Conferences", "journal"], "type": "daily"},
+        {"categories": [" [[ORGANISATIONS]] "]},
+    ],
+)
+@pytest.mark.parametrize("ascii_json", [False, True])
+def test_every_note_that_names_a_kind_is_read(frontmatter: dict[str, object], ascii_json: bool) -> None:
+    """What `typed_note_from` makes an entity of is always among the notes read, whether the
+    stored front matter writes its letters as they are or as `\\u` escapes."""
+    assert typed_note_from("x/Kyoto.md", "Kyoto", frontmatter) is not None
+    assert any(key in frontmatter for key in TYPING_KEYS)
+    con = duckdb.connect()
+    con.execute("CREATE TABLE notes (path TEXT, title TEXT, frontmatter TEXT, kind TEXT, sha256 TEXT)")
+    fm_json = json.dumps(frontmatter, sort_keys=True, ensure_ascii=ascii_json)
+    con.execute("INSERT INTO notes VALUES ('x/Kyoto.md', 'Kyoto', ?, 'user', '0')", [fm_json])
+    assert con.execute(f"SELECT count(*) FROM notes WHERE {_REGISTRY_NOTES}").fetchone() == (1,)
