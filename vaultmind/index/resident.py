@@ -320,6 +320,29 @@ class ResidentLeaves(LeafBM25):
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
 
+    def holding_all(self, groups: Sequence[Collection[str]], limit: int, *, near: datetime) -> list[str]:
+        """Live leaves holding a term of each of `groups` ("23" or "23rd", and "april" or "apr":
+        the leaves that may say "23 April"): the `limit` written nearest `near`, those without
+        a time last (ties by id), in no particular order."""
+        with self._held():
+            self._ensure()
+            if limit <= 0 or not groups:
+                return []
+            rows: npt.NDArray[np.int64] | None = None
+            for group in groups:
+                held = np.unique(np.concatenate([self._postings(term)[0] for term in group] or [np.zeros(0, np.int32)]))
+                rows = held.astype(np.int64) if rows is None else np.intersect1d(rows, held, assume_unique=True)
+            if rows is None:
+                return []
+            rows = rows[self._rows.alive[rows]]
+            if len(rows) > limit:
+                stamps = self._ts[rows].astype(np.int64)
+                at = np.datetime64(near, "us").astype(np.int64)
+                nat = stamps == np.iinfo(np.int64).min
+                key = np.where(nat, np.iinfo(np.int64).max, np.abs(np.where(nat, 0, stamps - at)))
+                rows = self._smallest(rows, key, limit)
+            return self._rows.ids_of(rows)
+
     def by_authors(
         self, names: Collection[str], limit: int, *, near: tuple[datetime, datetime] | None = None
     ) -> list[str]:
