@@ -185,9 +185,6 @@ def walk(
         candidates |= held
         if not said_in(memory, timed.start, after_end(timed, now), now):
             timed = None
-    # "what happened on 23 April?": also the leaves that name that day, written whenever (`day_mentions`)
-    named_day = set(day_mentions(memory, asked.window, now)) if asked.window is not None and not asked.ahead else set()
-    candidates |= named_day
     # "what did Bob say yesterday?" when he wrote nothing then: his words nearest the window, not
     # the others' inside it — the window ranks nothing, and `query.window_none_by` names him
     silent: list[str] = []
@@ -197,6 +194,9 @@ def walk(
         if near and not within(asked.window, memory.leaves.columns(near[:1]).ts).any():
             silent, timed = spoken, None
             candidates |= set(near)
+    # "what happened on 23 April?": also the leaves that name that day, written whenever (`day_mentions`)
+    named_day = set(day_mentions(memory, asked.window, now)) if asked.window is not None and not (asked.ahead or silent) else set()
+    candidates |= named_day
 
     ids = sorted(candidates)
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}  # a leaf's place in walk's arrays
