@@ -328,12 +328,15 @@ class ResidentLeaves(LeafBM25):
             self._ensure()
             if limit <= 0 or not groups:
                 return []
-            rows: npt.NDArray[np.int64] | None = None
-            for group in groups:
-                held = np.unique(np.concatenate([self._postings(term)[0] for term in group] or [np.zeros(0, np.int32)]))
-                rows = held.astype(np.int64) if rows is None else np.intersect1d(rows, held, assume_unique=True)
-            if rows is None:
-                return []
+            postings = sorted(([self._postings(term)[0] for term in group] for group in groups), key=lambda p: sum(map(len, p)))
+            rows = np.unique(np.concatenate(postings[0])).astype(np.int64) if postings[0] else np.zeros(0, np.int64)
+            for other in postings[1:]:  # the rarest group first: each other one only narrows it
+                if not len(rows):
+                    break
+                held = np.zeros(len(self._rows), dtype=bool)
+                for found in other:
+                    held[found] = True
+                rows = rows[held[rows]]
             rows = rows[self._rows.alive[rows]]
             if len(rows) > limit:
                 stamps = self._ts[rows].astype(np.int64)
