@@ -320,6 +320,32 @@ class ResidentLeaves(LeafBM25):
             stamps = ts[rows].astype(np.int64).tolist()  # as ints: numpy datetime scalars compare slowly
             return [ids[j] for j in sorted(range(len(ids)), key=lambda j: (stamps[j], ids[j]))]
 
+    def holding_all(self, groups: Sequence[Collection[str]], limit: int, *, near: datetime) -> list[str]:
+        """Live leaves holding a term of each of `groups` ("23" or "23rd", and "april" or "apr":
+        the leaves that may say "23 April"): the `limit` written nearest `near`, those without
+        a time last (ties by id), in no particular order."""
+        with self._held():
+            self._ensure()
+            if limit <= 0 or not groups:
+                return []
+            postings = sorted(([self._postings(term)[0] for term in group] for group in groups), key=lambda p: sum(map(len, p)))
+            rows = np.unique(np.concatenate(postings[0])).astype(np.int64) if postings[0] else np.zeros(0, np.int64)
+            for other in postings[1:]:  # the rarest group first: each other one only narrows it
+                if not len(rows):
+                    break
+                held = np.zeros(len(self._rows), dtype=bool)
+                for found in other:
+                    held[found] = True
+                rows = rows[held[rows]]
+            rows = rows[self._rows.alive[rows]]
+            if len(rows) > limit:
+                stamps = self._ts[rows].astype(np.int64)
+                at = np.datetime64(near, "us").astype(np.int64)
+                nat = stamps == np.iinfo(np.int64).min
+                key = np.where(nat, np.iinfo(np.int64).max, np.abs(np.where(nat, 0, stamps - at)))
+                rows = self._smallest(rows, key, limit)
+            return self._rows.ids_of(rows)
+
     def by_authors(
         self, names: Collection[str], limit: int, *, near: tuple[datetime, datetime] | None = None
     ) -> list[str]:

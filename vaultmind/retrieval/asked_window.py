@@ -29,6 +29,7 @@ import numpy as np
 from vaultmind.calendar_names import alternation
 from vaultmind.index.lexical import terms
 from vaultmind.retrieval.people import person_terms
+from vaultmind.retrieval.seasons import SEASON_STARTS
 from vaultmind.retrieval.spans import span_window
 from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow, parse_time_window
 from vaultmind.retrieval.windows import after_end, within
@@ -40,7 +41,7 @@ YEARS_BACK = 50  # how far back a year-less date looks for the latest year the m
 
 _WORD = re.compile(r"[\w'’]+")
 
-_ABSOLUTE_WORDS = frozenset([*MONTHS, "q1", "q2", "q3", "q4"])
+_ABSOLUTE_WORDS = frozenset([*MONTHS, *SEASON_STARTS, "q1", "q2", "q3", "q4"])
 # words that read a window from the reference time ("last March", "this May"): never moved a year
 _RELATIVE_WORDS = frozenset("last this next ago yesterday today tomorrow tonight past coming".split())
 
@@ -49,8 +50,8 @@ def relative_terms(window_text: str) -> set[str]:
     """The search terms of a window's words that only place it relative to the asker ("last",
     "week", "yesterday", "two … ago", "last Tuesday"): a message's own "last week", or its
     "Tuesday", is about another day. The words that name a date ("June", "14", "2025", "Q2",
-    and a weekday beside a date: "Friday 14 June") stay searched: a message that says "due on
-    July 31" or "the Q2 budget" is about that date."""
+    a season: "summer", and a weekday beside a date: "Friday 14 June") stay searched: a message
+    that says "due on July 31", "the Q2 budget" or "camping last summer" is about that time."""
     found = _WORD.findall(window_text.lower())
     dated = any(word in MONTHS or (word.isdigit() and len(word) == 4) for word in found) or "-" in window_text
     kept = {

@@ -2,7 +2,8 @@
 reads these before any single time):
 
     between/from <day> and/to <day>       "between 15 and 17 May", "from May 15 to May 17, 2024"
-    <day> – <day>                         "3 June – 7 June", "June 3 - June 7"
+    <day> – <day>                         "3 June – 7 June", "June 3 - June 7", "3-7 June",
+                                          "June 3–7" (a bare second day: the dash unspaced)
     [on] <day> and/or <day>               "on 7 March or 9 March", "March 7 and March 9"
 
 A weekday written with either day ("between Monday 3 June and Friday 7 June", "from 4 June
@@ -17,7 +18,8 @@ and 4 March") runs from the earlier day; two days said together are read both wa
 shorter range kept ("9 March or 7 March": 7 to 9 March; "3 January or 28 December": across the
 new year). A numeric date written day or month first ("7/3/2024") is read both ways
 (`numeric_date`). The second day of a pair, or of two joined by a dash alone, names its month
-("on 7 March and 2 days later" is no pair). A range
+("on 7 March and 2 days later" is no pair), but for a bare day after a dash written without
+spaces ("June 3-7"). A range
 naming a day that does not exist is no range. "may" in lower case after a bare number is the
 verb ("which of the 2 or 3 may come?"), not a month both days are in.
 """
@@ -49,7 +51,7 @@ def _day_rx(n: int) -> str:
 # ("… and …", read both ways); both but "between/from" need their second day to name its month
 _RANGES = (
     (re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-|–|—) {_day_rx(2)}\b"), False),
-    (re.compile(rf"\b{_day_rx(1)} (?:-|–|—) {_day_rx(2)}\b"), False),
+    (re.compile(rf"\b{_day_rx(1)} ?(?P<dash>-|–|—) ?{_day_rx(2)}\b"), False),
     (re.compile(rf"\b(?:on )?{_day_rx(1)},? (?:and|or|&) (?:on )?{_day_rx(2)}\b"), True),
 )
 
@@ -62,7 +64,7 @@ def day_range(text: str, now: datetime, cased: str | None = None) -> tuple[datet
         for match in pattern.finditer(text):
             g = match.groupdict()
             bare = joined or not match.group(0).startswith(("between", "from"))
-            if bare and not (g["m2"] or g["n2"]):
+            if bare and not (g["m2"] or g["n2"] or _tight(match, g)):
                 continue  # "on 7 March and 2 days later": the second end of a pair names its month
             first_month = g["m1"] or g["n1"]
             second_month = g["m2"] or g["n2"] or first_month
@@ -82,6 +84,15 @@ def day_range(text: str, now: datetime, cased: str | None = None) -> tuple[datet
                 start, end = min(spans, key=lambda span: span[1] - span[0])
                 return start, end, match.group(0).strip()
     return None
+
+
+def _tight(match: re.Match[str], g: dict[str, str | None]) -> bool:
+    """Whether a range's second end is a bare day joined by a dash written without spaces to a
+    first that names its month: "June 3-7" ("June 3 - 2 of us came" joins no days)."""
+    if not (g["m1"] and g["e2"] and g.get("dash")):
+        return False
+    text, start, end = match.string, match.start("dash"), match.end("dash")
+    return text[start - 1] != " " and text[end] != " "
 
 
 def _years(

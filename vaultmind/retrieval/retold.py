@@ -31,7 +31,7 @@ RETOLD_TOP = 40  # of the dated leaves outside the window, this many strongest a
 # parser's patterns cost 0.2 ms a message (40 of them on every question with a window)
 _TIME_CUE = re.compile(
     r"\d|\b(?:yesterday|today|tonight|tomorrow|days?|weeks?|weekends?|months?|years?|nights?|mornings?"
-    r"|evenings?|afternoons?|ago|quarters?|q[1-4]|"
+    r"|evenings?|afternoons?|ago|quarters?|q[1-4]|spring|summer|autumn|fall|winter|"
     + alternation({*MONTHS, *WEEKDAYS}, longest_first=True)
     + r")\b",
     re.IGNORECASE,

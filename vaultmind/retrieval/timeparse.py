@@ -18,6 +18,8 @@ Monday-to-Monday window of the previous ISO week. Understood forms (case-insensi
     this/last/next quarter (the calendar quarter)
     in/during/since/before/after <month> [<year>], <month> <year>, <year>
     last/next/this <month> (the latest before this month, the first after it, this year's)
+    last/this/next summer, in (the) spring, winter 2024, week 14 [of 2024], W14 2024, KW 14
+    (northern meteorological seasons and ISO weeks: `seasons`)
     on <day> <month> [<year>], <month> <day>[st|nd|rd|th][,] [<year>], dates 2023-05-08,
     2023/05/08, 2023.5.8, the month 2023-05 (not inside an id: "PROJ-2023-05"), and 8/5/2023
     or 8.5.2023 (a year 19xx or 20xx, not a build number: "6.1.7601"; day or month first: one
@@ -76,6 +78,7 @@ from vaultmind.retrieval.not_a_time import (
     tardy,
     written,
 )
+from vaultmind.retrieval.seasons import SEASON, WEEK, season_window, week_window
 from vaultmind.retrieval.yearless import latest_existing, recent_year, weekday_year
 
 MONTHS = calendar_names.MONTH_NUMBERS
@@ -187,6 +190,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str]] = [
     ),
     (re.compile(rf"\b({_MONTH_RX}) (\d{{1,2}})(?:st|nd|rd|th)?\b,?(?: (\d{{4}}))?"), "month_day"),
     (re.compile(rf"\b(last|next|this|coming|past|previous) ({_MONTH_RX})\b"), "rel_month"),
+    (SEASON, "season"),  # "last summer", "in spring 2023" (`seasons`)
+    (WEEK, "iso_week"),  # "week 14", "W14 2024", "KW 14"
     (
         re.compile(
             rf"\b(?:{_QUALIFIER_RX})?(?:(in|during|since|before|after|by|until|of) )?"
@@ -403,6 +408,11 @@ def _window(kind: str, m: re.Match[str], now: datetime, cased: str | None = None
         except ValueError:
             return None
         return start, start + timedelta(days=1)
+    if kind in ("season", "iso_week"):
+        span = season_window(m, now) if kind == "season" else week_window(m, now)
+        if span is None:
+            return None
+        return _open_ended(m.group("prep") if kind == "season" else None, *_narrow(*span, m.groupdict().get("q")), now)
     if kind == "rel_month":
         name = m.group(2)
         if len(name) <= 4 and name not in ("may", "june", "july"):

@@ -45,6 +45,7 @@ from vaultmind.retrieval.bonuses import (
     scale_other_occasion,
     scale_to_listener,
 )
+from vaultmind.retrieval.day_mentions import day_mentions
 from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
@@ -193,6 +194,9 @@ def walk(
         if near and not within(asked.window, memory.leaves.columns(near[:1]).ts).any():
             silent, timed = spoken, None
             candidates |= set(near)
+    # "what happened on 23 April?": also the leaves that name that day, written whenever (`day_mentions`)
+    named_day = set(day_mentions(memory, asked.window, now)) if asked.window is not None and not (asked.ahead or silent) else set()
+    candidates |= named_day
 
     ids = sorted(candidates)
     at = {leaf_id: k for k, leaf_id in enumerate(ids)}  # a leaf's place in walk's arrays
@@ -233,6 +237,8 @@ def walk(
         base = np.concatenate((base, np.zeros(len(reached))))
         more_told = told_of(memory, reached, more, asked.window) if asked.window is not None and names_day else np.zeros(len(reached), dtype=bool)
         told = np.concatenate((told, more_told))
+    mentioned = np.fromiter((leaf_id in named_day for leaf_id in ids), dtype=bool, count=len(ids))
+    told |= mentioned
     context = np.zeros(len(ids))
     for leaf_id, value in context_of.items():  # candidates, or leaves context reached
         context[at[leaf_id]] = value
@@ -247,6 +253,7 @@ def walk(
         if not asked.only_window:  # "we went to a convention last month", written in April, tells of March
             retold = retold_leaves(memory, ids, cols, base * lengths + CONTEXT_SHARE * context, factors, timed)
             factors[retold] = 1.0
+        factors[mentioned] = 1.0  # a leaf that names the day tells of it, whenever written
     scores = (base * lengths + CONTEXT_SHARE * context) * factors
     identity = identity_bonus(memory, asked.asked_who, entity_leaves, own_notes, at, cols)
     if asked.asked_who is not None and not own_notes.get(asked.asked_who):  # "who is Helen?" of no note of hers
@@ -255,7 +262,7 @@ def walk(
     # "open tasks for the launch": the words filter them; a window adds its own
     tasked = task_scores(asked.tasks, at, len(ids), None if asked.only_tasks else {i for i, _ in lexical} | timely)
     scores += tasked
-    inside = within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)
+    inside = (within(timed, cols.ts) if timed is not None else np.zeros(len(ids), dtype=bool)) | mentioned
     scores += WINDOW_PRESENCE * inside
     counted, tells = told & (asked.ahead or inside), told.astype(float)  # the leaves naming one of its days the score raises, by how much
     if names_day and not asked.ahead:  # "what happened on 7 March?": "# Thursday, 7 March 2024" over a runbook edited that day,
@@ -275,7 +282,7 @@ def walk(
         latest = LATEST_SAID * recency(cols.ts, signals[:, AUTHOR] > 0)
         scores += latest
     informative = np.zeros(len(ids))
-    about = inside if timed is not None and asked.only_window else None  # of the window's messages, those that say the most
+    about = inside if (timed is not None or mentioned.any()) and asked.only_window else None  # of the window's messages, those that say the most
     if asked.only_entity:  # of the leaves about whom it names, those that say the most
         about = (signals[:, ENTITY] > 0) | (signals[:, AUTHOR] > 0)
     if about is not None:

@@ -43,7 +43,9 @@ The time factor and the window's presence in `walk`'s formula:
             `windows.names_a_day_in`) adds `WINDOW_PRESENCE`, and each adds `LATEST_SAID` × how
             late in those days it was written (plans change: "we move the launch to 23 April"
             over "still 9 April"); `query.window_ahead` says so.
-   inside = 1 for a leaf whose time falls in the question's window, else 0: of a window's
+   inside = 1 for a leaf whose time falls in the question's window, or that names one of the
+            days of a short one past in its words, wherever its time falls (time factor 1
+            too: `day_mentions`), else 0: of a window's
             leaves, even those no other signal reaches come before the weak matches outside
             it ("what happened in May?"). A question about nothing but its window ("what
             happened last week?", "what did we do in March?": only asking words and the

@@ -1,0 +1,98 @@
+"""walk: a question about a day finds the leaves that name that day, whenever they were written
+("the launch is on 23 April" said in March, "April 23rd" in a document, "2024-04-23" in a note),
+beside what was written that day — and not a leaf that names another year's, a leaf written
+after the question's time, or "may" the verb."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+
+from .conftest import write, write_chat
+
+MAY = datetime(2024, 5, 10, 12)
+
+
+def _contents(memory: Memory, question: str, at: datetime) -> list[str]:
+    """The hits the window takes in (written in it, or naming one of its days): not the
+    neighbours a conversation's context brings along."""
+    hits = memory.walk(question, limit=10, reference_time=at)["hits"]
+    return [h["content"] for h in hits if h["breakdown"].get("inside")]
+
+
+def test_a_question_about_a_day_finds_the_leaves_that_name_it(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-03-07",
+        [
+            ("Alice Chen", "Decision: the public launch is on 23 April, after the App Store review."),
+            ("Bob Stone", "Code freeze on 16 April then."),
+        ],
+    )
+    write_chat(vault, "2024-04-23", [("Marco Ruiz", "We are live! Press embargo lifted at two.")])
+    write(vault, "Runbook.md", "# Runbook\n\nOn April 23rd the press embargo lifts at 14:00 UTC.\n")
+    write(vault, "Planning.md", "# Planning\n\nLaunch review booked for 2024-04-23 with the whole team.\n")
+    write(vault, "Old.md", "# Old\n\nThe 2023 party was on 23 April 2023 at the harbour.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on Tuesday 23 April?", MAY)
+        assert any(c.startswith("We are live!") for c in found), found  # written that day
+        assert any("public launch is on 23 April" in c for c in found), found  # said of it in March
+        assert any("April 23rd" in c for c in found), found
+        assert any("2024-04-23" in c for c in found), found
+        assert not any("2023 party" in c for c in found), found  # another year's 23 April
+        assert not any("Code freeze" in c for c in found), found  # no day of the window
+
+
+def test_a_day_nothing_was_written_on_is_found_by_what_names_it(vault: Path) -> None:
+    """Nothing was written on 23 April: the leaves that name it answer, not "no hits"."""
+    write_chat(vault, "2024-03-07", [("Alice Chen", "Decision: the public launch is on 23 April.")])
+    write_chat(
+        vault, "2024-03-08", [("Dana Whitfield", "The Loft is yours on Tuesday 23 April, 18:00 to 23:00.")]
+    )
+    write_chat(vault, "2024-03-09", [("Dana Whitfield", "Last year we hosted you on 23 April 2023 too.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 April 2024?", MAY)
+        assert len(found) >= 2 and all("23 April" in c for c in found[:2]), found
+        # asked of a past day before the message that names it was written: it was not there yet
+        early = _contents(memory, "What happened on 23 April 2023?", datetime(2024, 3, 7, 23))
+        assert early == [], early
+
+
+def test_may_the_verb_names_no_day(vault: Path) -> None:
+    write_chat(
+        vault,
+        "2024-04-02",
+        [
+            ("Alice Chen", "All 23 may come to the dinner."),
+            ("Bob Stone", "The dinner is on 23 May at eight."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 May 2024?", datetime(2024, 6, 1))
+        assert any("on 23 May" in c for c in found), found
+        assert not any("may come" in c for c in found), found
+
+
+def test_a_season_asked_of_finds_what_was_told_of_it_later(vault: Path) -> None:
+    """ "Last summer" is a window, and its word stays searched: "our camping trip last summer",
+    written in August of the next, is about the summer asked of (read from when it was written:
+    `retold`), above a message written in that summer of something else."""
+    write_chat(vault, "2022-07-10", [("John", "Fixed the fence in the heat.")])
+    write_chat(vault, "2023-08-11", [("John", "Max and I had a blast on our camping trip last summer.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk(
+            "What did John and Max enjoy together last summer?", limit=3, reference_time=datetime(2023, 8, 16)
+        )
+        assert result["query"]["time_window"]["start"].startswith("2022-06-01"), result["query"][
+            "time_window"
+        ]
+        assert result["hits"][0]["content"].startswith("Max and I had a blast"), [
+            h["content"] for h in result["hits"]
+        ]

@@ -1,0 +1,176 @@
+"""The leaves that name a day of a short window in their words, whenever they were written: a
+question about a day ("what happened on Tuesday 23 April?", "what did we decide on 5 March?")
+asks what happened that day and also what was said of it — "the launch is on 23 April" written
+in March, "Meeting 2024-04-23", "April 23rd" in a runbook. `walk` takes them in beside the
+window's own leaves (docs/ranking.md).
+
+A window of at most `MENTION_DAYS` days is looked for by its dates' words: for each of its
+days, the leaves holding its day ("23" or "23rd") and its month ("april" or "apr"), or its ISO
+date's three numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every
+leaf), the `SCAN_LIMIT` written nearest the window read to confirm that their text names the
+day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23". A date said without its year
+is the one nearest the day the leaf was written (a plan's "23 April" written in March, a look
+back's written in May); in a leaf without a time, any year's. "May" is a stop word, kept out of
+the index: a day of May is looked for by its ordinal ("14th") or, when the window is that one
+day, by its number alone (the `BARE_LIMIT` leaves written nearest it: a number is common), and
+read only where "May" is written with its capital ("all 23 may come" names no day). A leaf written after the reference time was
+not there yet. A day a leaf names by relative words ("tomorrow", "next Tuesday") is not looked
+for: only a leaf among the candidates is read for those (`windows.names_a_day_in`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from vaultmind.calendar_names import MONTH_NUMBERS, alternation
+from vaultmind.index.lexical import terms
+from vaultmind.retrieval.signals import CANDIDATES
+from vaultmind.retrieval.timeparse import TimeWindow
+
+if TYPE_CHECKING:
+    from vaultmind.retrieval.view import MemoryView
+
+MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leaves that name its days
+SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm they name it
+BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
+_HALF_DAY = timedelta(hours=12)  # a named day is in the window when its midday is (at any offset)
+_ORDINAL = r"(?:st|nd|rd|th)?"
+_YEAR = r"(?:,?\s+(?P<{}>(?:19|20)\d{{2}})\b)?"
+
+
+def window_days(window: TimeWindow) -> list[datetime]:
+    """The days of a window of at most `MENTION_DAYS` days (a day whose midday falls in it), as
+    midnights; none for a longer one."""
+    if window.end - window.start > timedelta(days=MENTION_DAYS):
+        return []
+    days, midday = [], window.start.replace(hour=12, minute=0, second=0, microsecond=0)
+    if midday < window.start:
+        midday += timedelta(days=1)
+    while midday < window.end:
+        days.append(midday - _HALF_DAY)
+        midday += timedelta(days=1)
+    return days
+
+
+def _date_words(day: datetime, single: bool) -> list[tuple[list[list[str]], int]]:
+    """The term groups a leaf naming `day` holds one of each of, each with how many such leaves
+    are read: its day and month, or its ISO date's numbers. A day of May ("may" is no term) by
+    its ordinal ("14th") alone, or by its number alone when the window is that one day, the
+    `BARE_LIMIT` written nearest it."""
+    months = sorted({t for name, number in MONTH_NUMBERS.items() if number == day.month for t in terms(name)})
+    ordinal = terms(f"{day.day}{_suffix(day.day)}")
+    iso = ([[str(day.year)], [f"{day.month:02d}"], [f"{day.day:02d}"]], SCAN_LIMIT)
+    if months:
+        return [([sorted({str(day.day), *ordinal}), months], SCAN_LIMIT), iso]
+    return [([sorted({str(day.day), *ordinal}) if single else ordinal], BARE_LIMIT), iso]
+
+
+def _suffix(day: int) -> str:
+    if day in (11, 12, 13):
+        return "th"
+    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
+
+
+def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
+    """A pattern for the dates that name one of `days` (any year, said or not): "23 April",
+    "23rd of Apr", "April 23rd, 2024", "2024-04-23" — built for the days asked, so a leaf is
+    searched for their own digits, not for every date."""
+    named: list[str] = []
+    iso: list[str] = []
+    for day in sorted({(d.month, d.day) for d in days}):
+        month = alternation(
+            sorted((n for n, k in MONTH_NUMBERS.items() if k == day[0]), key=len, reverse=True)
+        )
+        named.append(
+            rf"(?:0?{day[1]}{_ORDINAL}(?:\s+of)?\s+(?:{month})\b\.?{_YEAR.format('y' + str(len(named)))}"
+            rf"|(?:{month})\.?\s+0?{day[1]}{_ORDINAL}\b{_YEAR.format('z' + str(len(named)))})"
+        )
+        iso.append(f"{day[0]:02d}-{day[1]:02d}")
+    return re.compile(
+        rf"\b(?:{'|'.join(named)})|(?<![-/.\w])(?P<iso>(?:19|20)\d{{2}})-(?:{'|'.join(iso)})\b(?![-/.]\w)",
+        re.IGNORECASE,
+    )
+
+
+def names_day(
+    days: list[datetime], text: str, written: datetime | None, pattern: re.Pattern[str] | None = None
+) -> bool:
+    """Whether `text` names one of `days` (midnights): a date with its year, or without one in
+    the year nearest `written` (any year, for a leaf without a time). `pattern`: `_days_pattern`
+    of `days`, made once for many texts."""
+    if all(d.month == 5 for d in days) and not any(may in text for may in ("May", "MAY", "-05-")):
+        return False  # no day of May written as one: spare the pattern a long text
+    for m in (pattern or _days_pattern(days)).finditer(text):
+        said = next((v for k, v in m.groupdict().items() if v and k != "iso"), None) or m.group("iso")
+        month, day = _month_day(m.group(0))
+        if month == 5 and not _capital_may(m.group(0)):
+            continue  # "all 23 may come": the verb
+        year = int(said) if said else _nearest_year(month, day, written) if written is not None else None
+        if any(d.month == month and d.day == day and (year is None or d.year == year) for d in days):
+            return True
+    return False
+
+
+_PARTS = re.compile(
+    r"(?P<iso>\d{4})-(?P<im>\d{2})-(?P<id>\d{2})|(?P<day>\d{1,2})|(?P<month>[a-z]+)", re.IGNORECASE
+)
+
+
+def _month_day(found: str) -> tuple[int, int]:
+    """The month and day of a date `_days_pattern` found."""
+    month = day = 0
+    for part in _PARTS.finditer(found):
+        if part.group("iso"):
+            return int(part.group("im")), int(part.group("id"))
+        if part.group("day") and not day:
+            day = int(part.group("day"))
+        elif part.group("month") and part.group("month").lower() in MONTH_NUMBERS and not month:
+            month = MONTH_NUMBERS[part.group("month").lower()]
+    return month, day
+
+
+def _capital_may(found: str) -> bool:
+    """Whether a date of May found writes "May" with its capital (or in capitals), or is ISO."""
+    return "May" in found or "MAY" in found or "-" in found
+
+
+def _nearest_year(month: int, day: int, written: datetime) -> int | None:
+    """The year in which day `day` of `month` falls nearest `written`."""
+    dates = []
+    for year in (written.year - 1, written.year, written.year + 1):
+        try:
+            dates.append(datetime(year, month, day))
+        except (ValueError, OverflowError):
+            continue
+    return min(dates, key=lambda d: abs(d - written)).year if dates else None
+
+
+def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[str]:
+    """The leaves (ids) that name a day of `window` (module doc), written by `now` or without a
+    time: up to `CANDIDATES`, those written nearest the window first."""
+    days = window_days(window)
+    if not days:
+        return []
+    found: set[str] = set()
+    for day in days:
+        for groups, limit in _date_words(day, len(days) == 1):
+            found.update(memory.leaves.holding_all(groups, limit, near=day))
+    pattern = _days_pattern(days)
+    ids = sorted(found)
+    cols = memory.leaves.columns(ids)
+    texts = memory.leaves.rows(ids)
+    named: list[tuple[float, str]] = []
+    times: list[datetime | None] = cols.ts.astype("datetime64[us]").tolist()  # NaT: None
+    for leaf_id, written in zip(ids, times, strict=True):
+        row = texts.get(leaf_id)
+        if (
+            row is None
+            or (written is not None and written > now)
+            or not names_day(days, row["text"] or "", written, pattern)
+        ):
+            continue
+        distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
+        named.append((distance, leaf_id))
+    return [leaf_id for _, leaf_id in sorted(named)[:CANDIDATES]]
