@@ -178,3 +178,15 @@ def test_an_ambiguous_address_counts_its_mentions(vault: Path, capsys: pytest.Ca
     assert code == 0
     [item] = [i for i in json.loads(out)["ambiguous"] if i["name"].startswith("email ")]
     assert (item["name"], item["mentions"]) == ("email alice@acme.example", 2)
+
+
+def test_the_fix_printed_for_an_alias_of_several_notes_is_to_remove_it(
+    filled: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "Alex" is in the aliases of two entity notes already: the fix is to remove it from all but
+    one, not to add it to one (which the line said before)."""
+    code, out = run(capsys, "ambiguous", "--vault", str(filled))
+    assert code == 0
+    assert "“alex” → person:alex-kim, person:alice-chen (listed in several entity notes" in out, out
+    assert "fix: a name listed in several entity notes: remove it from the aliases" in out, out
+    assert "add the name to the aliases" not in out, out

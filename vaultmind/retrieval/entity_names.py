@@ -2,7 +2,8 @@
 
 Scoring every name with `WRatio` costs about a microsecond or more per name, and loading the
 entity table costs more than that, so a serving process keeps one `EntityNames` per index
-state (`entity_names`): the names, casefolded, with an index of their character trigrams. A
+state (`entity_names`): the names in their search form (`search_form`: accents and case
+folded, typographic apostrophes straightened, as walk and `entities show` read names), with an index of their character trigrams. A
 query is scored only against the names sharing at least one trigram with it — a name that
 shares none cannot reach the cutoff (queries of one or two letters are scored against every
 name) — and, when more than `MAX_SCORED` names share one, against those sharing the most
@@ -19,9 +20,28 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
+from vaultmind.entities.ids import fold
 from vaultmind.index.store import Index
 
 MAX_SCORED = 1000
+
+
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc", "'"))
+
+
+def search_form(text: str) -> str:
+    """The form names and queries are compared in: "Zoë O’Brien" → "zoe o'brien". Typed on an
+    English keyboard (or sent by an agent), a name loses its accents: "Lea" is an exact match
+    of Léa, as walk and `entities show` take it."""
+    return fold(text.translate(_APOSTROPHES))
+
+
+@dataclass(frozen=True, slots=True)
+class NameMatch:
+    """An entity's best match: its score and the names of it that reached it (search form)."""
+
+    score: float
+    names: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +61,7 @@ class EntityNames:
         names: list[str] = []
         owners: list[int] = []
         for i, row in enumerate(rows):
-            for name in dict.fromkeys(n.casefold() for n in (row.display_name, *row.aliases, *row.other_names) if n):
+            for name in dict.fromkeys(search_form(n) for n in (row.display_name, *row.aliases, *row.other_names) if n):
                 names.append(name)
                 owners.append(i)
         self.names = names
@@ -67,7 +87,7 @@ class EntityNames:
         )
 
     def candidates(self, query: str, kind: str | None = None) -> npt.NDArray[np.int32]:
-        """Positions of the names worth scoring against `query` (casefolded)."""
+        """Positions of the names worth scoring against `query` (in its `search_form`)."""
         if len(query.strip()) < 3:  # one or two letters: a trigram says nothing, score them all
             every = np.arange(len(self.names), dtype=np.int32)
             return every if kind is None else every[self.kinds == kind]
@@ -84,15 +104,23 @@ class EntityNames:
 
     def search(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, float]:
         """Best `WRatio` score per matching entity (row number → score ≥ `cutoff`)."""
-        needle = query.casefold()
+        return {owner: found.score for owner, found in self.matches(query, kind=kind, cutoff=cutoff).items()}
+
+    def matches(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, NameMatch]:
+        """Per matching entity (row number), its best score ≥ `cutoff` and the names that gave it."""
+        needle = search_form(query)
         pos = self.candidates(needle, kind)
         if len(pos) == 0:
             return {}
         choices = [self.names[p] for p in pos.tolist()]
-        best: dict[int, float] = {}
-        for _, score, i in process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff):
+        best: dict[int, NameMatch] = {}
+        for name, score, i in process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff):
             owner = int(self.owners[pos[i]])
-            best[owner] = max(best.get(owner, 0.0), float(score))
+            held = best.get(owner)
+            if held is None or score > held.score:
+                best[owner] = NameMatch(float(score), frozenset({name}))
+            elif score == held.score:
+                best[owner] = NameMatch(held.score, held.names | {name})
         return best
 
 

@@ -321,25 +321,29 @@ def search_entities(
     """Entities whose name or alias matches `query` (fuzzy), best first, in the hit shape of every
     mode plus their kind, names and mention count. The order: the name's match (0–100) plus
     `MENTION_POINTS` per tenfold of mentions, so of two near-equal matches the entity the memory
-    speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both."""
+    speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both.
+
+    A hit is `ambiguous` when the name of it that matched best is a name of another hit too (two
+    entity notes listing the alias "Chema"): the query cannot tell them apart. Entities matched
+    by different names ("Alice Chen" and "Daniel Chen" for "chen") are not ambiguous."""
     limit = check_limit(limit)
     if kind and kind not in ENTITY_KINDS:
         raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
     if not has_table(memory.index, "entities"):
         return {"hits": [], "total": 0, "truncated": False}
     index = entity_names(memory.index)
-    best = index.search(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
+    found = index.matches(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
     rows = index.rows
-    rank = {i: best[i] + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in best}
-    order = sorted(best, key=lambda i: (-rank[i], rows[i].id))
-    ties = Counter(best.values())
+    rank = {i: found[i].score + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in found}
+    order = sorted(found, key=lambda i: (-rank[i], rows[i].id))
+    holders = Counter(name for match in found.values() for name in match.names)
     hits = [
         _entity_hit(
             memory,
             rows[i],
             rank[i] / 100.0,
-            {"name": round(best[i] / 100.0, 4), "mentions": rows[i].mentions},
-            ambiguous=ties[best[i]] > 1 and best[i] < 100,
+            {"name": round(found[i].score / 100.0, 4), "mentions": rows[i].mentions},
+            ambiguous=any(holders[name] > 1 for name in found[i].names),
         )
         for i in order[:limit]
     ]
