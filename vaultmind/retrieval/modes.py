@@ -48,8 +48,15 @@ MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
-    the ids found nowhere in `missing`. At most `MAX_LIMIT` different ids."""
-    typed = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
+    the ids found nowhere in `missing`, as the caller wrote them (to match against those sent).
+    At most `MAX_LIMIT` different ids. None of them found is an error (`NotFound`), as an unknown
+    id is to `drill_down` and an unknown source to `query_source`: a lookup by id that finds
+    nothing was asked wrong, where a search that finds nothing (walk, search_entities) answers
+    no hits."""
+    given: dict[str, str] = {}  # lower-cased id (ids are lower-case) → as the caller wrote it
+    for ident in ids:
+        given.setdefault(ident.strip().lower(), ident.strip())
+    typed = [i for i in given if i]
     if len(typed) > MAX_LIMIT:
         raise UsageError(
             f"fetch_leaves takes at most {MAX_LIMIT} ids (given {len(typed)})", hint=f"ask for them in batches of {MAX_LIMIT}"
@@ -64,7 +71,25 @@ def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
         found[hit.node_id] = hit.to_dict()
     found |= {hit["node_id"]: hit for hit in _entity_hits(memory, [i for i in wanted if i not in found])}
     hits = [found[i] for i in wanted if i in found]
-    return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
+    missing = [given.get(i, i) for i in wanted if i not in found]
+    if missing and not hits:
+        raise NotFound(f"not found: {missing_ids(missing)}", hint=_missing_hint(missing))
+    return {"hits": hits, "total": len(hits), "truncated": False, "missing": missing}
+
+
+def missing_ids(missing: Sequence[str]) -> str:
+    """The ids `fetch_leaves` found nowhere, listed, with why when one is too short a prefix."""
+    from vaultmind.retrieval.node_ids import MIN_PREFIX
+
+    short = any(len(ref) < MIN_PREFIX for ref in missing)
+    return ", ".join(missing) + (f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else "")
+
+
+def _missing_hint(missing: Sequence[str]) -> str:
+    """Where ids come from; for an id spelled as a name ("Person:Alice Chen"), how to find one."""
+    if any(" " in ref for ref in missing):
+        return "an entity's id is <kind>:<slug> (person:alice-chen); to find one by its name use search_entities (vaultmind query entities <name>)"
+    return "ids come from the node_id of a hit"
 
 
 def _typed_id(memory: MemoryView, ref: str) -> str:
