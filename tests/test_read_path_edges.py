@@ -252,3 +252,26 @@ def test_fetch_leaves_lists_missing_ids_as_given_and_finding_none_is_not_found(
         assert "query entities" in str(none.value)
     code, _, err = run_main(capsys, "query", "leaves", "ORG:Nowhere-Ltd", "--vault", str(vault))
     assert code == 4 and "not found: ORG:Nowhere-Ltd" in err, err
+
+
+def test_query_source_takes_the_tree_a_hit_names_for_a_folder_of_your_notes(vault: Path) -> None:
+    """A hit of your notes names its tree `notes:<top folder>` (`notes:/` at the vault's root):
+    `query_source` takes it back, for more from the same folder; an unknown one is named, with
+    the trees of your notes among the known ids."""
+    write(vault, "Meetings/2024-06-10.md", "# Standup\n\nThe kayak order is late.\n")
+    write(vault, "Meetings/2024-06-11.md", "# Standup\n\nThe kayak arrived.\n")
+    write(vault, "Journal/today.md", "# Today\n\nWent kayaking.\n")
+    write(vault, "inbox.md", "# Inbox\n\nCall the shop.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        tree = memory.query("walk", {"query": "kayak arrived"})["hits"][0]["tree"]
+        assert tree == "notes:Meetings"
+        listed = memory.query("query_source", {"source_id": tree})
+        assert sorted(h["note_path"] for h in listed["hits"]) == ["Meetings/2024-06-10.md", "Meetings/2024-06-11.md"]
+        root = memory.query("query_source", {"source_id": "notes:/", "kind": "note"})
+        assert [h["note_path"] for h in root["hits"]] == ["inbox.md"]
+        with pytest.raises(UsageError, match="source notes:Journal is of kind note, not chat"):
+            memory.query("query_source", {"source_id": "notes:Journal", "kind": "chat"})
+        with pytest.raises(NotFound, match="no source with id 'notes:Nowhere'") as caught:
+            memory.query("query_source", {"source_id": "notes:Nowhere"})
+        assert caught.value.hint is not None and "notes:Meetings" in caught.value.hint

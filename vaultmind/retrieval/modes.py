@@ -1,7 +1,8 @@
 """The `memory_tree` modes besides `walk`: each deterministic, each returning `{hits, total, truncated}`.
 
 search_entities  fuzzy match over entity names and aliases (optional kind filter)
-query_source     leaves of one source (by source id or kind), in a time window, optionally
+query_source     leaves of one source (by source id, a tree of your notes as a hit's `tree`
+                 names it, or kind), in a time window, optionally
                  re-ranked by a query (lexical and dense fused, as `search` fuses them)
 drill_down       breadth-first over a node's children, depth bounded; from an entity, the
                  leaves that mention it or that it wrote, newest first
@@ -33,6 +34,7 @@ from vaultmind.retrieval.entity_names import EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
+from vaultmind.tree.note import USER_TREE_PREFIX
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -140,9 +142,10 @@ def query_source(
     limit = check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
-    if source_id:
-        clauses.append("n.source_id = ?")
-        params.append(source_id)
+    of_source = _source_clause(source_id) if source_id else None
+    if of_source is not None:
+        clauses.append(of_source[0])
+        params.extend(of_source[1])
     if kind:
         if kind == "note":
             clauses.append("n.kind = 'user'")
@@ -161,14 +164,8 @@ def query_source(
         params,
     )
     total = len(rows)
-    if not rows and source_id and not memory.index.scalar("SELECT count(*) FROM notes WHERE source_id = ?", [source_id]):
-        known = [str(r[0]) for r in memory.index.query(
-            "SELECT DISTINCT source_id FROM notes WHERE source_id IS NOT NULL ORDER BY 1 LIMIT 10"
-        )]  # fmt: skip
-        raise NotFound(
-            f"no source with id {source_id!r} in this vault",
-            hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
-        )
+    if not rows and source_id and of_source and not memory.index.scalar(f"SELECT count(*) FROM notes n WHERE {of_source[0]}", of_source[1]):
+        raise _no_source(memory, source_id)
     if not rows and source_id and kind:
         _check_kind(memory, source_id, kind)
     ordered: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
@@ -179,6 +176,36 @@ def query_source(
         ordered = ranked + [row for row in ordered if row[0] not in seen]  # the rest: oldest first
     hits = leaf_hits(memory, ordered[:limit])
     return envelope(hits, total, **noticed(notice))
+
+
+def _source_clause(source_id: str) -> tuple[str, list[Any]]:
+    """The SQL condition on `notes n` for the notes of a source id, or of a tree of your notes
+    as a hit's `tree` names it (`notes:Meetings`: the notes under the top folder Meetings;
+    `notes:/`: those at the vault's root), with its parameters."""
+    if not source_id.startswith(USER_TREE_PREFIX):
+        return "n.source_id = ?", [source_id]
+    folder = source_id.removeprefix(USER_TREE_PREFIX)
+    mine = "NOT contains(n.path, '/')" if folder == "/" else "starts_with(n.path, ?)"
+    return f"(n.source_id = ? OR (n.kind = 'user' AND {mine}))", [source_id] + ([] if folder == "/" else [folder + "/"])
+
+
+def _no_source(memory: MemoryView, source_id: str) -> NotFound:
+    """The error for a source id no note has: some known source ids and trees of your notes."""
+    known = [str(r[0]) for r in memory.index.query(
+        "SELECT DISTINCT source_id FROM notes WHERE source_id IS NOT NULL ORDER BY 1 LIMIT 10"
+    )]  # fmt: skip
+    folders = [str(r[0]) for r in memory.index.query(
+        """SELECT DISTINCT CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '/' END
+           FROM notes WHERE kind = 'user' ORDER BY 1 LIMIT 5"""
+    )]  # fmt: skip
+    known += [USER_TREE_PREFIX + folder for folder in folders]
+    return NotFound(
+        f"no source with id {source_id!r} in this vault",
+        hint=f"source ids are matched exactly, and a folder of your notes is notes:<top folder> (notes:/ for the "
+        f"vault's root), as a hit's tree names it; some known ones: {', '.join(known)}"
+        if known
+        else "no source has been ingested yet",
+    )
 
 
 def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[list[tuple[str, float, dict[str, Any]]], str | None]:
@@ -198,7 +225,8 @@ def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[l
 def _check_kind(memory: MemoryView, source_id: str, kind: str) -> None:
     """A source asked for with a kind it is not of: a usage error that says its kind, not an
     empty answer that looks like an empty source."""
-    found = memory.index.query("SELECT DISTINCT kind, source_kind FROM notes WHERE source_id = ?", [source_id])
+    clause, values = _source_clause(source_id)
+    found = memory.index.query(f"SELECT DISTINCT n.kind, n.source_kind FROM notes n WHERE {clause}", values)
     kinds = sorted({"note" if note_kind == "user" else str(source_kind) for note_kind, source_kind in found})
     if kinds and kind not in kinds:
         raise UsageError(
