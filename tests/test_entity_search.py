@@ -171,3 +171,14 @@ def test_a_hit_is_ambiguous_exactly_when_another_has_the_name_that_matched(
     ], chen
     alvarez = memory.query("search_entities", {"query": "Jose Alvarez"})["hits"]
     assert (alvarez[0]["node_id"], alvarez[0]["ambiguous"]) == ("person:jose-alvarez", False)
+
+
+def test_an_initial_and_a_surname_find_the_person_with_that_initial_first(vault: Path, memory: Memory) -> None:
+    """"A. Chen" (a signature's, a citation's form) is Alice Chen, not Daniel Chen, whose name has
+    more letters in common with it; "Chen, A." too."""
+    for slug, name in (("alice-chen", "Alice Chen"), ("daniel-chen", "Daniel Chen"), ("helen-okafor", "Helen Okafor")):
+        entity_note(vault, slug, name, [])
+    memory.sync()
+    for query, first in (("A. Chen", "alice-chen"), ("Chen, A.", "alice-chen"), ("D. Chen", "daniel-chen"), ("H. Okafor", "helen-okafor")):
+        hits = memory.query("search_entities", {"query": query})["hits"]
+        assert (hits[0]["node_id"], hits[0]["breakdown"]["name"]) == (f"person:{first}", 0.95), (query, hits)

@@ -14,6 +14,7 @@ may miss weak partial matches of short names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +25,10 @@ from vaultmind.entities.ids import fold
 from vaultmind.index.store import Index
 
 MAX_SCORED = 1000
+INITIAL_MATCH = 95.0  # "A. Chen" for Alice Chen: as strong as a near-exact name
+_INITIAL_FIRST = re.compile(r"([^\W\d_])\.?\s+([^\W\d_][\w'-]+)")  # "a. chen"
+_INITIAL_LAST = re.compile(r"([^\W\d_][\w'-]+),\s*([^\W\d_])\.?")  # "chen, a."
+_NAME_WORD = re.compile(r"[^\W_][\w'-]*")
 
 
 _APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc", "'"))
@@ -121,7 +126,31 @@ class EntityNames:
                 best[owner] = NameMatch(float(score), frozenset({name}))
             elif score == held.score:
                 best[owner] = NameMatch(held.score, held.names | {name})
+        for owner, name in self._initialled(needle, kind):
+            held = best.get(owner)
+            if held is None or held.score < INITIAL_MATCH:
+                best[owner] = NameMatch(INITIAL_MATCH, frozenset({name}))
         return best
+
+    def _initialled(self, needle: str, kind: str | None) -> list[tuple[int, str]]:
+        """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
+        a citation's, a mail program's form), the entities (row number, name) whose name is a
+        first name with that initial and that surname: the string match alone ranks "Daniel
+        Chen" over Alice for "A. Chen" (more letters in common)."""
+        text = needle.strip()
+        first, last = _INITIAL_FIRST.fullmatch(text), _INITIAL_LAST.fullmatch(text)
+        if first is not None:
+            initial, surname = first.group(1), first.group(2)
+        elif last is not None:
+            initial, surname = last.group(2), last.group(1)
+        else:
+            return []
+        out: list[tuple[int, str]] = []
+        for pos in self.candidates(surname, kind).tolist():
+            words = _NAME_WORD.findall(self.names[pos])
+            if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
+                out.append((int(self.owners[pos]), self.names[pos]))
+        return out
 
 
 def _grams(text: str) -> set[str]:
