@@ -190,3 +190,23 @@ def test_the_fix_printed_for_an_alias_of_several_notes_is_to_remove_it(
     assert "“alex” → person:alex-kim, person:alice-chen (listed in several entity notes" in out, out
     assert "fix: a name listed in several entity notes: remove it from the aliases" in out, out
     assert "add the name to the aliases" not in out, out
+
+
+def test_show_takes_a_surname_names_a_shared_one_and_points_a_typo_to_the_closest(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """"Okafor" is Helen Okafor (as walk reads it); "Chen", the surname of two, is refused with
+    both ids; a typo's error names the closest entities; `--kind people` is person everywhere."""
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    for slug, name in (("alice-chen", "Alice Chen"), ("daniel-chen", "Daniel Chen"), ("helen-okafor", "Helen Okafor")):
+        write(vault, f"entities/person/{slug}.md", f"---\nid: person:{slug}\n---\n# {name}\n")
+    write(vault, "notes/a.md", "Alice Chen, Daniel Chen and Helen Okafor met.\n")
+    code, out = run(capsys, "show", "Okafor", "--vault", str(vault))
+    assert code == 0 and out.startswith("person:helen-okafor — Helen Okafor"), out
+    assert main(["entities", "show", "Chen", "--vault", str(vault)]) == 2
+    assert "'Chen' names several entities: person:alice-chen, person:daniel-chen" in capsys.readouterr().err
+    assert main(["entities", "show", "Alise", "--vault", str(vault)]) == 4
+    err = capsys.readouterr().err
+    assert "closest: person:alice-chen (Alice Chen)" in err and "vaultmind query entities Alise" in err, err
+    assert main(["query", "entities", "Chen", "--kind", "people", "--vault", str(vault), "--json"]) == 0
+    assert [h["node_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["person:alice-chen", "person:daniel-chen"]

@@ -25,6 +25,7 @@ from vaultmind.entities.ids import fold
 from vaultmind.index.store import Index
 
 MAX_SCORED = 1000
+FUZZY_CUTOFF = 70  # the weakest name match `search_entities` answers
 INITIAL_MATCH = 95.0  # "A. Chen" for Alice Chen: as strong as a near-exact name
 _INITIAL_FIRST = re.compile(r"([^\W\d_])\.?\s+([^\W\d_][\w'-]+)")  # "a. chen"
 _INITIAL_LAST = re.compile(r"([^\W\d_][\w'-]+),\s*([^\W\d_])\.?")  # "chen, a."

@@ -26,11 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.config import MAX_LIMIT
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
+from vaultmind.entities.ids import canonical_kind
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.dense import noticed, question_vector
-from vaultmind.retrieval.entity_names import EntityRow, entity_names
+from vaultmind.retrieval.entity_names import FUZZY_CUTOFF, EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
 MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
 EVERY_LEAF = 2**31  # a limit no vault reaches: every leaf that holds a word of the query
-FUZZY_CUTOFF = 70
 MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 
@@ -380,8 +380,11 @@ def search_entities(
     entity notes listing the alias "Chema"): the query cannot tell them apart. Entities matched
     by different names ("Alice Chen" and "Daniel Chen" for "chen") are not ambiguous."""
     limit = check_limit(limit)
-    if kind and kind not in ENTITY_KINDS:
-        raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
+    if kind:  # as `entities list --kind` reads it: "people" is person
+        known_kind = canonical_kind(kind)
+        if known_kind is None:
+            raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
+        kind = known_kind
     if not has_table(memory.index, "entities"):
         return {"hits": [], "total": 0, "truncated": False}
     index = entity_names(memory.index)
