@@ -223,6 +223,8 @@ def ambiguous(index: Index, *, limit: int = DEFAULT_LIMITS["ambiguous"]) -> dict
     for ident, kind, display, mentions in rows:
         if kind not in NAME_KINDS:
             continue
+        if registry.by_name(display).ambiguous:
+            continue  # exactly a name several entity notes list: a `registry` item already
         match = registry.resolve_name(display, kind)
         if match.ambiguous:
             items.append(
