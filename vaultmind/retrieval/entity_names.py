@@ -109,29 +109,30 @@ class EntityNames:
         return np.sort(pos).astype(np.int32)
 
     def search(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, float]:
-        """Best `WRatio` score per matching entity (row number → score ≥ `cutoff`)."""
-        return {owner: found.score for owner, found in self.matches(query, kind=kind, cutoff=cutoff).items()}
+        """Best score per matching entity (row number → score ≥ `cutoff`)."""
+        return _best(self._scored(search_form(query), kind, cutoff))
 
     def matches(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, NameMatch]:
         """Per matching entity (row number), its best score ≥ `cutoff` and the names that gave it."""
-        needle = search_form(query)
+        scored = self._scored(search_form(query), kind, cutoff)
+        best = _best(scored)
+        names: dict[int, set[str]] = {}
+        for name, score, owner in scored:
+            if score == best[owner]:
+                names.setdefault(owner, set()).add(name)
+        return {owner: NameMatch(score, frozenset(names[owner])) for owner, score in best.items()}
+
+    def _scored(self, needle: str, kind: str | None, cutoff: float) -> list[tuple[str, float, int]]:
+        """(name, score, owner) of every name matching `needle` (`WRatio` ≥ `cutoff`), and of
+        the names an initial and a surname match (`_initialled`)."""
         pos = self.candidates(needle, kind)
         if len(pos) == 0:
-            return {}
+            return []
         choices = [self.names[p] for p in pos.tolist()]
-        best: dict[int, NameMatch] = {}
-        for name, score, i in process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff):
-            owner = int(self.owners[pos[i]])
-            held = best.get(owner)
-            if held is None or score > held.score:
-                best[owner] = NameMatch(float(score), frozenset({name}))
-            elif score == held.score:
-                best[owner] = NameMatch(held.score, held.names | {name})
-        for owner, name in self._initialled(needle, kind):
-            held = best.get(owner)
-            if held is None or held.score < INITIAL_MATCH:
-                best[owner] = NameMatch(INITIAL_MATCH, frozenset({name}))
-        return best
+        found = process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff)
+        owners = self.owners[pos[[i for _, _, i in found]]].tolist() if found else []
+        scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
+        return scored + [(name, INITIAL_MATCH, owner) for owner, name in self._initialled(needle, kind)]
 
     def _initialled(self, needle: str, kind: str | None) -> list[tuple[int, str]]:
         """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
@@ -152,6 +153,15 @@ class EntityNames:
             if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
                 out.append((int(self.owners[pos]), self.names[pos]))
         return out
+
+
+def _best(scored: list[tuple[str, float, int]]) -> dict[int, float]:
+    """The best score of each owner among `scored` (name, score, owner)."""
+    best: dict[int, float] = {}
+    for _, score, owner in scored:
+        if score > best.get(owner, 0.0):
+            best[owner] = score
+    return best
 
 
 def _grams(text: str) -> set[str]:
