@@ -60,7 +60,9 @@ _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 _PHONE_KEEP_RE = re.compile(r"\d+")
 # scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, Hiragana, Katakana,
 # Han): a run of them is a sentence, not a word, so names match in them character by character
-_UNSPACED = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
 _UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
 _UNSPACED_PIECE_RE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
 
