@@ -149,9 +149,12 @@ class EntityNames:
             return []
         out: list[tuple[int, str]] = []
         for pos in self.candidates(surname, kind).tolist():
-            words = _NAME_WORD.findall(self.names[pos])
+            name = self.names[pos]
+            if not (name.startswith(initial) and name.endswith(surname)):
+                continue  # most names sharing a trigram with the surname: no word split needed
+            words = _NAME_WORD.findall(name)
             if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
-                out.append((int(self.owners[pos]), self.names[pos]))
+                out.append((int(self.owners[pos]), name))
         return out
 
 
