@@ -146,8 +146,8 @@ def test_query_drill_and_leaves_take_a_unique_prefix_as_explain_does(
         code, out, err = run_main(capsys, *command, "zzzzzzzz", "--vault", vault)
         if command == ("query", "drill"):
             assert code == 4 and "no node with id zzzzzzzz, nor one whose id starts with it" in err, err
-        else:  # `leaves` lists the ids it found nowhere, beside those it found
-            assert code == 0 and "not found: zzzzzzzz" in out, (out, err)
+        else:  # `leaves` lists the ids it found nowhere beside those it found; none found: not found
+            assert code == 4 and "not found: zzzzzzzz" in err, (out, err)
 
 
 TRIP = """# Lake trip

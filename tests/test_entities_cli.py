@@ -178,3 +178,51 @@ def test_an_ambiguous_address_counts_its_mentions(vault: Path, capsys: pytest.Ca
     assert code == 0
     [item] = [i for i in json.loads(out)["ambiguous"] if i["name"].startswith("email ")]
     assert (item["name"], item["mentions"]) == ("email alice@acme.example", 2)
+
+
+def test_the_fix_printed_for_an_alias_of_several_notes_is_to_remove_it(
+    filled: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "Alex" is in the aliases of two entity notes already: the fix is to remove it from all but
+    one, not to add it to one (which the line said before)."""
+    code, out = run(capsys, "ambiguous", "--vault", str(filled))
+    assert code == 0
+    assert "“alex” → person:alex-kim, person:alice-chen (listed in several entity notes" in out, out
+    assert "fix: a name listed in several entity notes: remove it from the aliases" in out, out
+    assert "add the name to the aliases" not in out and "close to several" not in out, out
+
+
+def test_show_takes_a_surname_names_a_shared_one_and_points_a_typo_to_the_closest(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """"Okafor" is Helen Okafor (as walk reads it); "Chen", the surname of two, is refused with
+    both ids; a typo's error names the closest entities; `--kind people` is person everywhere."""
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    for slug, name in (("alice-chen", "Alice Chen"), ("daniel-chen", "Daniel Chen"), ("helen-okafor", "Helen Okafor")):
+        write(vault, f"entities/person/{slug}.md", f"---\nid: person:{slug}\n---\n# {name}\n")
+    write(vault, "notes/a.md", "Alice Chen, Daniel Chen and Helen Okafor met.\n")
+    code, out = run(capsys, "show", "Okafor", "--vault", str(vault))
+    assert code == 0 and out.startswith("person:helen-okafor — Helen Okafor"), out
+    assert main(["entities", "show", "Chen", "--vault", str(vault)]) == 2
+    assert "'Chen' names several entities: person:alice-chen, person:daniel-chen" in capsys.readouterr().err
+    assert main(["entities", "show", "Alise", "--vault", str(vault)]) == 4
+    err = capsys.readouterr().err
+    assert "closest: person:alice-chen (Alice Chen)" in err and "vaultmind query entities Alise" in err, err
+    assert main(["query", "entities", "Chen", "--kind", "people", "--vault", str(vault), "--json"]) == 0
+    assert [h["node_id"] for h in json.loads(capsys.readouterr().out)["hits"]] == ["person:alice-chen", "person:daniel-chen"]
+
+
+def test_a_name_several_notes_list_is_listed_once_as_what_it_is(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The entity "Chema" of the text (its mentions keep their own id while the name is
+    ambiguous) is not listed again as "close to several entity notes", with the wrong fix."""
+    from .conftest import write_chat
+
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    for slug, name in (("jose-alvarez", "José Álvarez"), ("chema-garcia", "Chema García")):
+        write(vault, f"entities/person/{slug}.md", f"---\nid: person:{slug}\naliases: [Chema]\n---\n# {name}\n")
+    write_chat(vault, "2024-03-11", [("Chema", "The van is booked."), ("Chema", "The tickets are late.")])
+    code, out = run(capsys, "ambiguous", "--vault", str(vault))
+    assert code == 0
+    assert [line for line in out.splitlines() if line.startswith("  “")] == [
+        "  “chema” → person:chema-garcia, person:jose-alvarez (listed in several entity notes; 2 leaves)"
+    ], out

@@ -34,7 +34,6 @@ from .conftest import write
         ("Straße", "strasse"),
         ("İstanbul", "istanbul"),
         ("A. Chen", "a chen"),
-        ("李雷", "李雷"),
         ("...", ""),
     ],
 )
@@ -77,6 +76,44 @@ def test_word_spans_match_words_and_point_into_the_text() -> None:
     spans = list(word_spans(text))
     assert [w for w, _, _ in spans] == words(text)
     assert [text[s:e] for _, s, e in spans][:3] == ["Met", "Zoe\u0308", "O"]
+
+
+def test_a_script_written_without_spaces_is_matched_character_by_character() -> None:
+    """A run of Han or Kana is a sentence, not a word: each character is a word of the matching
+    form (so a name matches inside it), while the id keeps the name whole (ids stay as stored)."""
+    text = "昨日、田中さんと李明さんに会った。Met 李明."
+    spans = word_spans(text)
+    assert [w for w, _, _ in spans] == normalize(text).split()
+    assert [text[s:e] for _, s, e in spans][7:9] == ["李", "明"]
+    assert normalize("李明") == "李 明" and slug("李雷") == "李雷" and make_id("person", "李明") == "person:李明"
+
+
+def test_a_chinese_or_japanese_alias_is_found_in_chinese_and_japanese_text(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(
+        vault,
+        "entities/person/li-ming.md",
+        "---\nid: person:li-ming\nkind: person\ndisplay_name: Li Ming\naliases: [李明]\n---\n# Li Ming\n",
+    )
+    write(vault, "entities/person/李雷.md", "---\nkind: person\n---\n# 李雷\n")
+    write(vault, "Journal/zh.md", "李明说明天去北京。我和李明一起吃饭。\n")
+    write(vault, "Journal/ja.md", "昨日、田中さんと李明さんに会った。\n")
+    write(vault, "Journal/lei.md", "李雷明天来。\n")
+    write(vault, "Journal/tag.md", "Meeting #北京大学\n")  # an entity of no note: known by its id
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = memory.index.query("SELECT note_path, entity_id, surface FROM occurrences ORDER BY ALL")
+        with memory.index.lock:
+            asked = query_entities(memory.index.con, "李明和李雷说了什么?")
+            at_pku = query_entities(memory.index.con, "在北京大学的会议")
+    assert found == [
+        ("Journal/ja.md", "person:li-ming", "李明"),
+        ("Journal/lei.md", "person:李雷", "李雷"),
+        ("Journal/tag.md", "topic:北京大学", "#北京大学"),
+        ("Journal/zh.md", "person:li-ming", "李明"),
+    ], found
+    assert asked == [("person:li-ming", "李明"), ("person:李雷", "李雷")], asked
+    assert at_pku == [("topic:北京大学", "北京大学")], at_pku
 
 
 def test_query_uses_the_ingest_normalization(vault: Path) -> None:

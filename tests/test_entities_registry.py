@@ -409,3 +409,20 @@ def test_an_id_in_the_aliases_of_two_notes_is_merged_into_neither() -> None:
     registry = Registry.build([_person("bob", "person:carl"), _person("dana", "person:carl"), _person("carl")])
     assert registry.problems == ["person:carl is listed in the aliases of person:bob, person:dana; not merged"]
     assert registry.final("person:carl") == "person:carl"
+
+
+def test_aliases_given_as_one_string_with_commas_are_several_aliases(vault: Path, mem: Memory) -> None:
+    """`aliases: Nana, Aninha` (the form people type, and Obsidian's older string form) is two
+    aliases, as `tags: family, travel` is two tags: each nickname is found in the text."""
+    put(
+        vault,
+        "entities/person/ana-lima.md",
+        '---\nvaultmind: entity\nid: "person:ana-lima"\nkind: person\ndisplay_name: Ana Lima\n'
+        "aliases: Nana, Aninha\n---\n# Ana Lima\n",
+    )
+    put(vault, "Journal/nana.md", "Nana called about the tickets.\n")
+    put(vault, "Journal/aninha.md", "Aninha sent the photos.\n")
+    mem.sync()
+    assert occ(mem) == [("person:ana-lima", "Aninha"), ("person:ana-lima", "Nana")]
+    hit = mem.query("search_entities", {"query": "Nana"})["hits"][0]
+    assert (hit["node_id"], hit["aliases"]) == ("person:ana-lima", ["Nana", "Aninha"])

@@ -53,3 +53,24 @@ def test_a_common_word_of_the_note_is_no_name(text: str, hit: str, label: str, k
     start = text.index(hit)
     assert (clean_ner_span(text, start, start + len(hit), label, note=note) is not None) == kept
     assert clean_ner_span(text, start, start + len(hit), label) is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "hit", "label", "kept"),
+    [
+        ("Later Jean-Luc Picard called about the contract.", "Later Jean-Luc Picard", "ORG", ("Jean-Luc Picard", "person")),
+        ("Tonight Root Shaw cooks.", "Tonight Root Shaw", "ORG", ("Root Shaw", "person")),
+        ("Yesterday, Dana Whitfield called.", "Yesterday, Dana Whitfield", "PERSON", ("Dana Whitfield", "person")),
+        ("Then Acme Corp sent the invoice.", "Then Acme Corp", "ORG", ("Acme Corp", "org")),
+        ("Later Paris was lovely.", "Later Paris", "GPE", ("Paris", "place")),
+        ("We read Later Tales at night.", "Later Tales", "WORK_OF_ART", ("Later Tales", "work")),
+    ],
+)
+def test_an_adverb_opening_a_sentence_is_no_part_of_the_name_after_it(
+    text: str, hit: str, label: str, kept: tuple[str, str]
+) -> None:
+    """"Later Jean-Luc Picard called": the model reads the adverb as the name's first word, and
+    the whole as an organization; the name is the person's after it (a work's title keeps it)."""
+    start = text.index(hit)
+    span = clean_ner_span(text, start, start + len(hit), label)
+    assert span is not None and (span.surface, span.kind) == kept

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz, process
 
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.memory import Memory
-from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow
+from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow, search_form
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
 
 from .conftest import write, write_chat
@@ -34,7 +34,7 @@ def registry(count: int, seed: int = 7) -> EntityNames:
 def full_scan(names: EntityNames, query: str, kind: str | None) -> dict[int, float]:
     best: dict[int, float] = {}
     for _, score, pos in process.extract(
-        query.casefold(), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
+        search_form(query), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
     ):
         owner = int(names.owners[pos])
         if kind is None or names.rows[owner].kind == kind:
@@ -57,12 +57,12 @@ def test_a_broad_query_scores_a_bounded_number_of_names() -> None:
     assert len(names.candidates("qqqq")) == 0
 
 
-def entity_note(vault: Path, slug: str, name: str, aliases: list[str]) -> None:
+def entity_note(vault: Path, slug: str, name: str, aliases: list[str], *, kind: str = "person") -> None:
     lines = "".join(f"  - {a}\n" for a in aliases)
     write(
         vault,
-        f"entities/person/{slug}.md",
-        f'---\nvaultmind: entity\nid: "person:{slug}"\nkind: person\ndisplay_name: {name}\n'
+        f"entities/{kind}/{slug}.md",
+        f'---\nvaultmind: entity\nid: "{kind}:{slug}"\nkind: {kind}\ndisplay_name: {name}\n'
         f"aliases:\n{lines}---\n# {name}\n",
     )
 
@@ -130,3 +130,55 @@ def test_an_entity_id_drills_down_to_its_leaves_and_is_fetched_as_its_hit(vault:
     assert fetched["hits"][1]["node_kind"] == "entity" and fetched["missing"] == ["nope"]
     with pytest.raises(NotFound, match="no node with id person:nobody"):
         memory.query("drill_down", {"node_id": "person:nobody"})
+
+
+def test_a_name_typed_without_its_accents_or_curly_apostrophe_is_an_exact_match(
+    vault: Path, memory: Memory
+) -> None:
+    """ "Lea" is Léa (as walk and `entities show` read it), not the closest ASCII name ("Leeds")."""
+    entity_note(vault, "lea-martin", "Léa Martin", ["Léa"])
+    entity_note(vault, "zoe-obrien", "Zoë O'Brien", [])
+    entity_note(vault, "joe", "Uncle Joe", [])
+    entity_note(vault, "leeds", "Leeds", [], kind="place")
+    memory.sync()
+    lea = memory.query("search_entities", {"query": "Lea"})["hits"]
+    assert (lea[0]["node_id"], lea[0]["breakdown"]["name"]) == ("person:lea-martin", 1.0), lea
+    zoe = memory.query("search_entities", {"query": "Zoe"})["hits"]
+    assert zoe[0]["node_id"] == "person:zoe-obrien" and not zoe[0]["ambiguous"], zoe
+    curly = memory.query("search_entities", {"query": "Zoë O\u2019Brien"})["hits"][0]
+    assert (curly["node_id"], curly["breakdown"]["name"]) == ("person:zoe-obrien", 1.0)
+
+
+def test_a_hit_is_ambiguous_exactly_when_another_has_the_name_that_matched(
+    vault: Path, memory: Memory
+) -> None:
+    """Two entity notes listing the alias "Chema": both hits ambiguous. Two people who share
+    only a surname are two weak matches, not an ambiguity."""
+    entity_note(vault, "jose-alvarez", "José Álvarez", ["Chema"])
+    entity_note(vault, "chema-garcia", "Chema García", ["Chema"])
+    entity_note(vault, "alice-chen", "Alice Chen", [])
+    entity_note(vault, "daniel-chen", "Daniel Chen", [])
+    memory.sync()
+    chema = memory.query("search_entities", {"query": "Chema"})["hits"]
+    assert {h["node_id"]: h["ambiguous"] for h in chema} == {
+        "person:jose-alvarez": True,
+        "person:chema-garcia": True,
+    }, chema
+    chen = memory.query("search_entities", {"query": "chen"})["hits"]
+    assert [(h["node_id"], h["ambiguous"]) for h in chen][:2] == [
+        ("person:alice-chen", False),
+        ("person:daniel-chen", False),
+    ], chen
+    alvarez = memory.query("search_entities", {"query": "Jose Alvarez"})["hits"]
+    assert (alvarez[0]["node_id"], alvarez[0]["ambiguous"]) == ("person:jose-alvarez", False)
+
+
+def test_an_initial_and_a_surname_find_the_person_with_that_initial_first(vault: Path, memory: Memory) -> None:
+    """"A. Chen" (a signature's, a citation's form) is Alice Chen, not Daniel Chen, whose name has
+    more letters in common with it; "Chen, A." too."""
+    for slug, name in (("alice-chen", "Alice Chen"), ("daniel-chen", "Daniel Chen"), ("helen-okafor", "Helen Okafor")):
+        entity_note(vault, slug, name, [])
+    memory.sync()
+    for query, first in (("A. Chen", "alice-chen"), ("Chen, A.", "alice-chen"), ("D. Chen", "daniel-chen"), ("H. Okafor", "helen-okafor")):
+        hits = memory.query("search_entities", {"query": query})["hits"]
+        assert (hits[0]["node_id"], hits[0]["breakdown"]["name"]) == (f"person:{first}", 0.95), (query, hits)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from vaultmind.config import MAX_LIMIT, load_config
-from vaultmind.errors import ConfigError, UsageError
+from vaultmind.errors import ConfigError, NotFound, UsageError
 from vaultmind.memory import Memory
 
 from .conftest import run_main, write, write_chat, write_slack_day
@@ -232,3 +232,46 @@ def test_the_first_time_something_happened_is_answered_earliest_first(vault: Pat
         assert _days(plain[:1]) == ["2024-04-15"], "without 'first', the best match"
         for question in ("what did Dana say in her first email?", "what was in Dana's first email?"):
             assert all(h["breakdown"]["latest"] == 0 for h in _walk(memory, question, at)), question
+
+
+def test_fetch_leaves_lists_missing_ids_as_given_and_finding_none_is_not_found(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`missing` holds the ids as the caller sent them (a client matches them against its own);
+    an answer with none of the ids found is a not-found error (exit code 4), as an unknown id is
+    to `drill_down`, with a hint for an id written as a name."""
+    write(vault, ".vaultmind/config.toml", '[embeddings]\nprovider = "none"\n[entities]\nner_model = "off"\n')
+    write(vault, "entities/person/alice-chen.md", "---\nid: person:alice-chen\n---\n# Alice Chen\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = memory.query("fetch_leaves", {"ids": ["Person:Alice Chen", "ORG:Nowhere-Ltd", "PERSON:alice-chen"]})
+        assert [h["node_id"] for h in found["hits"]] == ["person:alice-chen"]
+        assert found["missing"] == ["Person:Alice Chen", "ORG:Nowhere-Ltd"]
+        with pytest.raises(NotFound, match="not found: Person:Alice Chen") as none:
+            memory.query("fetch_leaves", {"ids": ["Person:Alice Chen"]})
+        assert "query entities" in str(none.value)
+    code, _, err = run_main(capsys, "query", "leaves", "ORG:Nowhere-Ltd", "--vault", str(vault))
+    assert code == 4 and "not found: ORG:Nowhere-Ltd" in err, err
+
+
+def test_query_source_takes_the_tree_a_hit_names_for_a_folder_of_your_notes(vault: Path) -> None:
+    """A hit of your notes names its tree `notes:<top folder>` (`notes:/` at the vault's root):
+    `query_source` takes it back, for more from the same folder; an unknown one is named, with
+    the trees of your notes among the known ids."""
+    write(vault, "Meetings/2024-06-10.md", "# Standup\n\nThe kayak order is late.\n")
+    write(vault, "Meetings/2024-06-11.md", "# Standup\n\nThe kayak arrived.\n")
+    write(vault, "Journal/today.md", "# Today\n\nWent kayaking.\n")
+    write(vault, "inbox.md", "# Inbox\n\nCall the shop.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        tree = memory.query("walk", {"query": "kayak arrived"})["hits"][0]["tree"]
+        assert tree == "notes:Meetings"
+        listed = memory.query("query_source", {"source_id": tree})
+        assert sorted(h["note_path"] for h in listed["hits"]) == ["Meetings/2024-06-10.md", "Meetings/2024-06-11.md"]
+        root = memory.query("query_source", {"source_id": "notes:/", "kind": "note"})
+        assert [h["note_path"] for h in root["hits"]] == ["inbox.md"]
+        with pytest.raises(UsageError, match="source notes:Journal is of kind note, not chat"):
+            memory.query("query_source", {"source_id": "notes:Journal", "kind": "chat"})
+        with pytest.raises(NotFound, match="no source with id 'notes:Nowhere'") as caught:
+            memory.query("query_source", {"source_id": "notes:Nowhere"})
+        assert caught.value.hint is not None and "notes:Meetings" in caught.value.hint

@@ -143,16 +143,27 @@ def _print_show(e: dict[str, Any]) -> None:
             )
 
 
+_AMBIGUITY_WHY = {
+    "registry": "listed in several entity notes",
+    "fuzzy": "close to several entity notes",
+    "kinds": "found as several kinds",
+}
+_AMBIGUITY_FIX = {
+    "registry": "a name listed in several entity notes: remove it from the aliases (emails, handles) of all "
+    "but the note it means",
+    "fuzzy": "a name close to several entity notes: add it to the aliases of the entity note it means",
+    "kinds": "a name found as several kinds: ask for the one meant by its id (`vaultmind entities show <id>`), "
+    "or write an entity note of the right kind with the name in its aliases",
+}
+"""What to do about each kind of ambiguity `entities ambiguous` lists, printed once per kind listed."""
+
+
 def _print_ambiguous(result: dict[str, Any]) -> None:
     items = result["ambiguous"]
     if not items and not result.get("problems"):
         print("vaultmind: no ambiguous names")
     for item in items:
-        why = {
-            "registry": "listed in several entity notes",
-            "fuzzy": "close to several entity notes",
-            "kinds": "found as several kinds",
-        }.get(item["why"], item["why"])
+        why = _AMBIGUITY_WHY.get(item["why"], item["why"])
         print(
             f"  “{item['name']}” → {', '.join(item['candidates'])} ({why}; {item.get('mentions', 0)} leaves)"
         )
@@ -160,5 +171,6 @@ def _print_ambiguous(result: dict[str, Any]) -> None:
         print(f"  … {result['total'] - len(items):,} more (--limit)")
     for problem in result.get("problems", []):
         print(f"  problem: {problem}")
-    if items:
-        print("fix: add the name to the aliases of the entity note it means (or give the id)")
+    for why in dict.fromkeys(item["why"] for item in items):
+        if why in _AMBIGUITY_FIX:
+            print(f"fix: {_AMBIGUITY_FIX[why]}")

@@ -267,11 +267,9 @@ def print_hits(result: dict[str, Any], vault: Path | None = None, mode: str | No
         more = "raise --limit" if len(hits) < MAX_LIMIT else f"at most {MAX_LIMIT} are shown: narrow the question"
         print(f"({result['total']} {_COUNTED.get(mode or '', 'nodes')}; showing {len(hits)} — {more})")
     if result.get("missing"):
-        from vaultmind.retrieval.node_ids import MIN_PREFIX
+        from vaultmind.retrieval.modes import missing_ids
 
-        short = any(len(ref) < MIN_PREFIX for ref in result["missing"])
-        said = f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else ""
-        print(safe(f"not found: {', '.join(result['missing'])}{said}"))
+        print(safe(f"not found: {missing_ids(result['missing'])}"))
 
 
 # what a truncated listing's total counts: walk and search rank candidates, the other modes

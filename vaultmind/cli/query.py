@@ -79,7 +79,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     vault_args(q)
 
     q = modes.add_parser("source", help="leaves of one source or kind, in a time window (the api's query_source)")
-    q.add_argument("--source-id", default=None, help='e.g. "slack:acme/general"')
+    q.add_argument("--source-id", default=None, help='e.g. "slack:acme/general", or "notes:Meetings" (a hit\'s tree)')
     q.add_argument("--kind", default=None, help="chat, email, document or note")
     q.add_argument("--since", default=None, help=f"ISO 8601 start (inclusive; {ZONE_HELP})")
     q.add_argument("--until", default=None, help=f"ISO 8601 end (exclusive; {ZONE_HELP})")

@@ -47,6 +47,19 @@ SPOKEN_WORDS: Final = frozenset(
 )
 """Words of speech that open a message and are never a name alone (see the module)."""
 
+LEADING_ADVERBS: Final = frozenset(
+    # when
+    "later tonight today yesterday tomorrow then meanwhile afterwards afterward earlier now soon "
+    "recently lately eventually finally once again also "
+    # how the writer takes it
+    "luckily sadly apparently unfortunately fortunately hopefully honestly actually basically anyway "
+    "maybe perhaps suddenly".split()
+)
+"""Adverbs that open a sentence before its subject, which a model reads as the first word of the
+name after them ("Later Jean-Luc Picard called" as an organization): never part of a name."""
+_LEADING_ADVERB = re.compile(r"([A-Z][a-z]+),?[ \t]+(?=[A-Z])")
+_NAME_WORD = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][A-Z]?[^\W\d_]+)*")
+
 # a word of prose: not inside an address, a path or a file name ("hi@example.com", "audio/basic")
 _PROSE_WORD = re.compile(r"(?<![\w.@/-])[^\W\d_]+(?![\w@-]|\.\w)")
 # a capitalised word after a lower-case word or a comma: the capital is the word's own
@@ -105,6 +118,20 @@ def quoted(text: str, start: int, end: int) -> bool:
     """Whether the hit at `start`–`end` of `text` is written between quotes or emphasis marks, as
     a title is ('"Perfect" by Ed Sheeran', "*Dune*")."""
     return text[start - 1 : start] in _QUOTE_MARKS and text[end : end + 1] in _QUOTE_MARKS
+
+
+def after_leading_adverb(text: str, start: int, end: int) -> int:
+    """Where a hit of several words at `start`–`end` begins once a capitalised adverb that opens it
+    is left out ("Later Jean-Luc Picard", "Tonight, Root Shaw"): `start` when none does."""
+    lead = _LEADING_ADVERB.match(text, start, end)
+    return lead.end() if lead is not None and lead.group(1).lower() in LEADING_ADVERBS else start
+
+
+def person_shaped(surface: str) -> bool:
+    """Whether a name is written as a person's is, two or three capitalised words ("Jean-Luc
+    Picard", "Root Shaw"): what an organization's guess led by an adverb was (`after_leading_adverb`)."""
+    parts = surface.split()
+    return 2 <= len(parts) <= 3 and all(_NAME_WORD.fullmatch(p) for p in parts)
 
 
 def after_spoken_lead(text: str, start: int, end: int) -> int:

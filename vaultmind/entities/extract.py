@@ -51,7 +51,15 @@ from typing import Final
 
 from vaultmind.entities.acronyms import acronym_as_word
 from vaultmind.entities.capitals import capital_says_nothing, in_note_title
-from vaultmind.entities.common_words import NoteWords, after_spoken_lead, dropped_g, quoted, spoken
+from vaultmind.entities.common_words import (
+    NoteWords,
+    after_leading_adverb,
+    after_spoken_lead,
+    dropped_g,
+    person_shaped,
+    quoted,
+    spoken,
+)
 from vaultmind.entities.mail_headers import (
     attribution_name,
     header_field_name,
@@ -224,7 +232,8 @@ def ner_kind(label: str) -> str | None:
 def clean_ner_span(
     text: str, start: int, end: int, label: str, title: str = "", note: NoteWords | None = None
 ) -> Span | None:
-    """A NER hit as a `Span`: trimmed of punctuation, a leading "the" and a trailing "'s";
+    """A NER hit as a `Span`: trimmed of punctuation, a leading "the", a leading adverb ("Later
+    Jean-Luc Picard": a person's name, whatever the model read) and a trailing "'s";
     None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
     at most 3 letters (entity notes still teach those: add "IBM" to an alias list). `title`:
     the title of the note `text` is a leaf of, whose heading names no person or organization
@@ -249,6 +258,10 @@ def clean_ner_span(
         end = start + len(surface)
     if kind != "work":  # "Glad Max is home", "Nah", "Awww", "Startin' my biz" (`common_words.py`)
         start = after_spoken_lead(text, start, end)
+        unled = after_leading_adverb(text, start, end)  # "Later Jean-Luc Picard called"
+        if unled != start and kind == "org" and person_shaped(text[unled:end]) and not organization_name(text[unled:end]):
+            kind = "person"  # the adverb made the model read a person's name as an organization's
+        start = unled
         surface = text[start:end]
         if " " not in surface and (spoken(surface) or dropped_g(text, surface, end)):
             return None

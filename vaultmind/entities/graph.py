@@ -84,7 +84,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "17"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -117,7 +117,8 @@ EXTRACTOR_VERSION = "17"  # 2: a person's title is not part of their id; 3: "›
 # ("Nature's amazing"), a word of speech ("Glad", "Wanna", "Nah"), a drawn-out word ("Awww") and a
 # verb with its g dropped ("Startin'") are no names; a word of speech leading a guess is left out
 # ("Glad Max": Max; `common_words.py`); 17: a name's broken byte (U+FFFD) at its edge is left out,
-# and an image's URL or one over `extract.MAX_URL_CHARS` (a tracker's) is no entity
+# and an image's URL or one over `extract.MAX_URL_CHARS` (a tracker's) is no entity; 18: an adverb
+# opening a guess ("Later Jean-Luc Picard") is left out, and a person's name it led is a person's
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

@@ -12,7 +12,9 @@ An id is `<kind>:<key>`:
 
 `normalize` is what every comparison of names goes through (registry aliases, surface forms in
 leaves, query text): Unicode NFKD, accents stripped, case-folded, every run of characters that
-are not letters or digits collapsed to one space. `slug` is the same with `-` for the spaces.
+are not letters or digits collapsed to one space, each character of a script written without
+spaces (Chinese, Japanese, Thai) a word of its own. `slug` is the same with `-` for the spaces,
+except that it keeps a run of such characters whole (`person:李明`).
 """
 
 from __future__ import annotations
@@ -56,6 +58,13 @@ _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 _PHONE_KEEP_RE = re.compile(r"\d+")
+# scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, Hiragana, Katakana,
+# Han): a run of them is a sentence, not a word, so names match in them character by character
+_UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+)
+_UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
+_UNSPACED_PIECE_RE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
 
 
 def fold(text: str, *, keep_case: bool = False) -> str:
@@ -73,8 +82,15 @@ def words(text: str, *, keep_case: bool = False) -> list[str]:
 
 
 def normalize(text: str) -> str:
-    """The matching form of a name: `"  Zoë O'Brien "` → `"zoe o brien"`."""
-    return " ".join(words(text))
+    """The matching form of a name: `"  Zoë O'Brien "` → `"zoe o brien"`; a character of a script
+    written without spaces is a word of its own (`"李明"` → `"李 明"`), so a name matches inside a
+    sentence of such a script (`word_spans`). Not `slug`'s words: ids keep such a name whole."""
+    return " ".join(piece for word in words(text) for piece in _unspaced_pieces(word))
+
+
+def _unspaced_pieces(word: str) -> list[str]:
+    """A word cut into each character of a script written without spaces and the runs between."""
+    return _UNSPACED_PIECE_RE.findall(word) if _UNSPACED_RE.search(word) else [word]
 
 
 @lru_cache(maxsize=1 << 14)
@@ -231,7 +247,8 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
     """(normalized word, start, end) for each word of `text`, offsets into `text`.
 
     A word whose folded form contains several words (rare ligatures) yields them all with the
-    same offsets, so the sequence of words equals `words(text)` exactly.
+    same offsets, so the sequence of words equals `normalize(text).split()` exactly: a character
+    of a script written without spaces is a word with its own offsets (`"李明说"` → 李, 明, 说).
     """
     if text.isascii():
         return [(m.group(), m.start(), m.end()) for m in _ASCII_WORD_RE.finditer(text.lower())]
@@ -241,6 +258,8 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
         if word.isascii():
             out.append((word.lower(), match.start(), match.end()))
             continue
-        for part in _WORD_RE.findall(fold(word)):
-            out.append((part, match.start(), match.end()))
+        at = match.start()
+        for piece in _unspaced_pieces(word):
+            out.extend((part, at, at + len(piece)) for part in _WORD_RE.findall(fold(piece)))
+            at += len(piece)
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from itertools import pairwise
 
 import duckdb
 
@@ -123,6 +124,16 @@ def _as_name(text: str, token: tuple[str, int, int], *, alone: bool) -> bool:
     return not alone or (bool(before) and before[-1] not in ".!?:;\"“(")
 
 
+def _slug_of(tokens: list[tuple[str, int, int]]) -> str:
+    """The id key the words `tokens` spell: "-" between words, none between the characters of
+    one run of a script written without spaces (`word_spans` cuts "李明" in two; its id is
+    `person:李明`)."""
+    out = [tokens[0][0]]
+    for before, token in pairwise(tokens):
+        out.append(("" if before[2] == token[1] else "-") + token[0])
+    return "".join(out)
+
+
 def _ngram_entities(
     known: frozenset[str],
     text: str,
@@ -147,7 +158,7 @@ def _ngram_entities(
                 continue  # a short word names an entity only when written as a name ("Jon", not "jon")
             if not all(_as_name(text, t, alone=n == 1) for t in {part[0], part[-1]} if t[0] in _STOPWORDS):
                 continue
-            grams.setdefault("-".join(t[0] for t in part), (i, i + n))
+            grams.setdefault(_slug_of(part), (i, i + n))
     if not grams:
         return []
     found = sorted(ident for ident in (f"{kind}:{key}" for key in grams for kind in NAME_KINDS) if ident in known)

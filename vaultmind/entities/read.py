@@ -3,7 +3,9 @@
 `entities_request(index, body)` is the one entry point adapters call (the CLI locally, the
 daemon for `POST /v1/entities`): `{"action": "list" | "show" | "neighbours" | "ambiguous",
 "id": str?, "kind": str? (list only), "limit": int?}`. `id` may also be a name (`Alice`), resolved the
-way text is; a name that fits several entities is an error listing them, never a guess.
+way text is, or one word that is a person's first name or surname (`Okafor`); a name that fits
+several entities is an error listing them, never a guess, and one that fits none an error that
+names the closest entities.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from vaultmind.entities.tables import META_NER, get_meta
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
+from vaultmind.retrieval.entity_names import FUZZY_CUTOFF, entity_names
 from vaultmind.vault.layout import obsidian_link
 
 ACTIONS = ("list", "show", "neighbours", "ambiguous")
@@ -109,10 +112,12 @@ def resolve_ref(index: Index, ref: str) -> str:
             )
     key = slug(text)
     names = set(_name_ids(text))
-    if key and "-" not in key:  # one word: also the first name of a person ("Marco" → person:marco-ruiz),
-        # and what the person's whole name names ("Helen" → person:helen-okafor, place:helen-okafor)
+    if key and "-" not in key:  # one word: also the first name or the surname of a person ("Marco" →
+        # person:marco-ruiz, "Okafor" → person:helen-okafor, as walk reads them), and what the
+        # person's whole name names ("Helen" → person:helen-okafor, place:helen-okafor)
         known = [str(r[0]) for r in index.query("SELECT id FROM entities WHERE kind = 'person'")]
-        for person in people_by_first_name(known).get(key, ()):
+        surnamed = [p for p in known if "-" in key_of(p) and key_of(p).rsplit("-", 1)[1] == key]
+        for person in (*people_by_first_name(known).get(key, ()), *surnamed):
             names.update(f"{k}:{key_of(person)}" for k in NAME_KINDS)
     rows = index.query(
         "SELECT id FROM entities WHERE id IN (SELECT unnest(?::VARCHAR[])) ORDER BY mentions DESC, id", [sorted(names)]
@@ -122,7 +127,21 @@ def resolve_ref(index: Index, ref: str) -> str:
         return found[0]
     if len(found) > 1:
         raise UsageError(f"{text!r} names several entities: {', '.join(found)}", hint="give the id")
-    raise NotFound(f"no entity {text!r}", hint="`vaultmind entities list` shows the known ones")
+    raise NotFound(f"no entity {text!r}", hint=_closest_hint(index, text))
+
+
+def _closest_hint(index: Index, text: str) -> str:
+    """The hint for a name no entity has: the closest names (`search_entities`' fuzzy match, as
+    `vaultmind query entities` finds them), else where the known ones are listed."""
+    if not has_table(index, "entities"):
+        return "`vaultmind entities list` shows the known ones"
+    names = entity_names(index)
+    found = names.search(text, cutoff=FUZZY_CUTOFF)
+    closest = sorted(found, key=lambda i: (-found[i], names.rows[i].id))[:3]
+    if not closest:
+        return "`vaultmind entities list` shows the known ones"
+    listed = ", ".join(f"{names.rows[i].id} ({names.rows[i].display_name})" for i in closest)
+    return f"closest: {listed}; `vaultmind query entities {text}` searches names and aliases"
 
 
 def neighbours(index: Index, ref: str, *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
@@ -204,6 +223,8 @@ def ambiguous(index: Index, *, limit: int = DEFAULT_LIMITS["ambiguous"]) -> dict
     for ident, kind, display, mentions in rows:
         if kind not in NAME_KINDS:
             continue
+        if registry.by_name(display).ambiguous:
+            continue  # exactly a name several entity notes list: a `registry` item already
         match = registry.resolve_name(display, kind)
         if match.ambiguous:
             items.append(

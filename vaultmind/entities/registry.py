@@ -64,8 +64,9 @@ LINK_MEMO = 1 << 14  # `Registry.by_link` answers kept (emptied when full)
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
 GIVEN_MIN_CHARS = 3
-RULES = 6  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
+RULES = 7  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 # (6: a generated note's one-word name matches only as written; the case forms of one name add up)
+# (7: a character of a script written without spaces is a word: "李明" matches in "我和李明一起")
 
 
 _CONFLICT_COPY = re.compile(r"conflict", re.IGNORECASE)  # how sync tools name the copies they make

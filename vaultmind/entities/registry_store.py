@@ -27,6 +27,7 @@ import duckdb
 from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of, make_id, slug
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
 from vaultmind.markdown.frontmatter import body_sha256
+from vaultmind.markdown.note import alias_items
 from vaultmind.vault.layout import windows_safe
 
 
@@ -74,7 +75,7 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         else ""
     )
     display = display or title.strip() or stem
-    aliases = _strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias"))
+    aliases = _strings(alias_items(frontmatter))
     return EntityNote(
         id=ident,
         kind=kind_of(ident),
@@ -124,7 +125,7 @@ def typed_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> En
     ident = make_id(kinds.pop(), name)
     if ident is None:
         return None
-    aliases = _strings(frontmatter.get("aliases")) + _strings(frontmatter.get("alias"))
+    aliases = _strings(alias_items(frontmatter))
     return EntityNote(
         id=ident, kind=kind_of(ident), display_name=name, note_path=path, aliases=tuple(dict.fromkeys(aliases)), paths=(path,)
     )

@@ -162,16 +162,29 @@ def property_lines(data: Mapping[str, Any], leave_out: Collection[str] = ("title
 
 
 def aliases_of(data: Mapping[str, Any]) -> tuple[str, ...]:
-    """Front matter `aliases` / `alias`: a list or a single string; stripped, unique, in order."""
+    """Front matter `aliases` / `alias` (`alias_items`): stripped, unique, in order."""
     out: dict[str, None] = {}
+    for item in alias_items(data):
+        alias = _str(item)
+        if alias:
+            out.setdefault(alias, None)
+    return tuple(out)
+
+
+def alias_items(data: Mapping[str, Any]) -> list[Any]:
+    """The items of front matter `aliases` and `alias`, unread: a list's items; a string split on
+    commas (`aliases: Nana, Aninha` is two aliases, as Obsidian's older string form and `tags:`
+    are read), so a nickname typed that way matches. Every reader of aliases goes through here."""
+    items: list[Any] = []
     for key in ("aliases", "alias"):
         value = data.get(key)
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            alias = _str(item)
-            if alias:
-                out.setdefault(alias, None)
-    return tuple(out)
+        if isinstance(value, list):
+            items.extend(value)
+        elif isinstance(value, str):
+            items.extend(value.split(","))
+        else:
+            items.append(value)
+    return items
 
 
 def _str(value: Any) -> str:

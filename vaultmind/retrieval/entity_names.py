@@ -2,7 +2,8 @@
 
 Scoring every name with `WRatio` costs about a microsecond or more per name, and loading the
 entity table costs more than that, so a serving process keeps one `EntityNames` per index
-state (`entity_names`): the names, casefolded, with an index of their character trigrams. A
+state (`entity_names`): the names in their search form (`search_form`: accents and case
+folded, typographic apostrophes straightened, as walk and `entities show` read names), with an index of their character trigrams. A
 query is scored only against the names sharing at least one trigram with it — a name that
 shares none cannot reach the cutoff (queries of one or two letters are scored against every
 name) — and, when more than `MAX_SCORED` names share one, against those sharing the most
@@ -13,15 +14,40 @@ may miss weak partial matches of short names.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
+from vaultmind.entities.ids import fold
 from vaultmind.index.store import Index
 
 MAX_SCORED = 1000
+FUZZY_CUTOFF = 70  # the weakest name match `search_entities` answers
+INITIAL_MATCH = 95.0  # "A. Chen" for Alice Chen: as strong as a near-exact name
+_INITIAL_FIRST = re.compile(r"([^\W\d_])\.?\s+([^\W\d_][\w'-]+)")  # "a. chen"
+_INITIAL_LAST = re.compile(r"([^\W\d_][\w'-]+),\s*([^\W\d_])\.?")  # "chen, a."
+_NAME_WORD = re.compile(r"[^\W_][\w'-]*")
+
+
+_APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc", "'"))
+
+
+def search_form(text: str) -> str:
+    """The form names and queries are compared in: "Zoë O’Brien" → "zoe o'brien". Typed on an
+    English keyboard (or sent by an agent), a name loses its accents: "Lea" is an exact match
+    of Léa, as walk and `entities show` take it."""
+    return fold(text.translate(_APOSTROPHES))
+
+
+@dataclass(frozen=True, slots=True)
+class NameMatch:
+    """An entity's best match: its score and the names of it that reached it (search form)."""
+
+    score: float
+    names: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +67,7 @@ class EntityNames:
         names: list[str] = []
         owners: list[int] = []
         for i, row in enumerate(rows):
-            for name in dict.fromkeys(n.casefold() for n in (row.display_name, *row.aliases, *row.other_names) if n):
+            for name in dict.fromkeys(search_form(n) for n in (row.display_name, *row.aliases, *row.other_names) if n):
                 names.append(name)
                 owners.append(i)
         self.names = names
@@ -67,7 +93,7 @@ class EntityNames:
         )
 
     def candidates(self, query: str, kind: str | None = None) -> npt.NDArray[np.int32]:
-        """Positions of the names worth scoring against `query` (casefolded)."""
+        """Positions of the names worth scoring against `query` (in its `search_form`)."""
         if len(query.strip()) < 3:  # one or two letters: a trigram says nothing, score them all
             every = np.arange(len(self.names), dtype=np.int32)
             return every if kind is None else every[self.kinds == kind]
@@ -83,17 +109,62 @@ class EntityNames:
         return np.sort(pos).astype(np.int32)
 
     def search(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, float]:
-        """Best `WRatio` score per matching entity (row number → score ≥ `cutoff`)."""
-        needle = query.casefold()
+        """Best score per matching entity (row number → score ≥ `cutoff`)."""
+        return _best(self._scored(search_form(query), kind, cutoff))
+
+    def matches(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, NameMatch]:
+        """Per matching entity (row number), its best score ≥ `cutoff` and the names that gave it."""
+        scored = self._scored(search_form(query), kind, cutoff)
+        best = _best(scored)
+        names: dict[int, set[str]] = {}
+        for name, score, owner in scored:
+            if score == best[owner]:
+                names.setdefault(owner, set()).add(name)
+        return {owner: NameMatch(score, frozenset(names[owner])) for owner, score in best.items()}
+
+    def _scored(self, needle: str, kind: str | None, cutoff: float) -> list[tuple[str, float, int]]:
+        """(name, score, owner) of every name matching `needle` (`WRatio` ≥ `cutoff`), and of
+        the names an initial and a surname match (`_initialled`)."""
         pos = self.candidates(needle, kind)
         if len(pos) == 0:
-            return {}
+            return []
         choices = [self.names[p] for p in pos.tolist()]
-        best: dict[int, float] = {}
-        for _, score, i in process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff):
-            owner = int(self.owners[pos[i]])
-            best[owner] = max(best.get(owner, 0.0), float(score))
-        return best
+        found = process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff)
+        owners = self.owners[pos[[i for _, _, i in found]]].tolist() if found else []
+        scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
+        return scored + [(name, INITIAL_MATCH, owner) for owner, name in self._initialled(needle, kind)]
+
+    def _initialled(self, needle: str, kind: str | None) -> list[tuple[int, str]]:
+        """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
+        a citation's, a mail program's form), the entities (row number, name) whose name is a
+        first name with that initial and that surname: the string match alone ranks "Daniel
+        Chen" over Alice for "A. Chen" (more letters in common)."""
+        text = needle.strip()
+        first, last = _INITIAL_FIRST.fullmatch(text), _INITIAL_LAST.fullmatch(text)
+        if first is not None:
+            initial, surname = first.group(1), first.group(2)
+        elif last is not None:
+            initial, surname = last.group(2), last.group(1)
+        else:
+            return []
+        out: list[tuple[int, str]] = []
+        for pos in self.candidates(surname, kind).tolist():
+            name = self.names[pos]
+            if not (name.startswith(initial) and name.endswith(surname)):
+                continue  # most names sharing a trigram with the surname: no word split needed
+            words = _NAME_WORD.findall(name)
+            if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
+                out.append((int(self.owners[pos]), name))
+        return out
+
+
+def _best(scored: list[tuple[str, float, int]]) -> dict[int, float]:
+    """The best score of each owner among `scored` (name, score, owner)."""
+    best: dict[int, float] = {}
+    for _, score, owner in scored:
+        if score > best.get(owner, 0.0):
+            best[owner] = score
+    return best
 
 
 def _grams(text: str) -> set[str]:

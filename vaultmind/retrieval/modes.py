@@ -1,7 +1,8 @@
 """The `memory_tree` modes besides `walk`: each deterministic, each returning `{hits, total, truncated}`.
 
 search_entities  fuzzy match over entity names and aliases (optional kind filter)
-query_source     leaves of one source (by source id or kind), in a time window, optionally
+query_source     leaves of one source (by source id, a tree of your notes as a hit's `tree`
+                 names it, or kind), in a time window, optionally
                  re-ranked by a query (lexical and dense fused, as `search` fuses them)
 drill_down       breadth-first over a node's children, depth bounded; from an entity, the
                  leaves that mention it or that it wrote, newest first
@@ -25,14 +26,16 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.config import MAX_LIMIT
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
+from vaultmind.entities.ids import canonical_kind
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.dense import noticed, question_vector
-from vaultmind.retrieval.entity_names import EntityRow, entity_names
+from vaultmind.retrieval.entity_names import FUZZY_CUTOFF, EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
+from vaultmind.tree.note import USER_TREE_PREFIX
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -41,15 +44,21 @@ if TYPE_CHECKING:
 MAX_DEPTH = 4
 SOURCE_KINDS = ("chat", "email", "document", "note")  # "note": the vault's own notes
 EVERY_LEAF = 2**31  # a limit no vault reaches: every leaf that holds a word of the query
-FUZZY_CUTOFF = 70
 MENTION_POINTS = 2.0  # added to a 0–100 name match per tenfold of mentions
 
 
 def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
     """Nodes by id, in the order asked, each once: leaf ids, and the `node_id` of any hit (a
     summary's, which answers as the summary node; an entity's, as `search_entities` shows it);
-    the ids found nowhere in `missing`. At most `MAX_LIMIT` different ids."""
-    typed = [i for i in dict.fromkeys(i.strip().lower() for i in ids) if i]  # ids are lower-case
+    the ids found nowhere in `missing`, as the caller wrote them (to match against those sent).
+    At most `MAX_LIMIT` different ids. None of them found is an error (`NotFound`), as an unknown
+    id is to `drill_down` and an unknown source to `query_source`: a lookup by id that finds
+    nothing was asked wrong, where a search that finds nothing (walk, search_entities) answers
+    no hits."""
+    given: dict[str, str] = {}  # lower-cased id (ids are lower-case) → as the caller wrote it
+    for ident in ids:
+        given.setdefault(ident.strip().lower(), ident.strip())
+    typed = [i for i in given if i]
     if len(typed) > MAX_LIMIT:
         raise UsageError(
             f"fetch_leaves takes at most {MAX_LIMIT} ids (given {len(typed)})", hint=f"ask for them in batches of {MAX_LIMIT}"
@@ -64,7 +73,25 @@ def fetch_leaves(memory: MemoryView, ids: Sequence[str]) -> dict[str, Any]:
         found[hit.node_id] = hit.to_dict()
     found |= {hit["node_id"]: hit for hit in _entity_hits(memory, [i for i in wanted if i not in found])}
     hits = [found[i] for i in wanted if i in found]
-    return {"hits": hits, "total": len(hits), "truncated": False, "missing": [i for i in wanted if i not in found]}
+    missing = [given.get(i, i) for i in wanted if i not in found]
+    if missing and not hits:
+        raise NotFound(f"not found: {missing_ids(missing)}", hint=_missing_hint(missing))
+    return {"hits": hits, "total": len(hits), "truncated": False, "missing": missing}
+
+
+def missing_ids(missing: Sequence[str]) -> str:
+    """The ids `fetch_leaves` found nowhere, listed, with why when one is too short a prefix."""
+    from vaultmind.retrieval.node_ids import MIN_PREFIX
+
+    short = any(len(ref) < MIN_PREFIX for ref in missing)
+    return ", ".join(missing) + (f" (an id prefix needs at least {MIN_PREFIX} characters)" if short else "")
+
+
+def _missing_hint(missing: Sequence[str]) -> str:
+    """Where ids come from; for an id spelled as a name ("Person:Alice Chen"), how to find one."""
+    if any(" " in ref for ref in missing):
+        return "an entity's id is <kind>:<slug> (person:alice-chen); to find one by its name use search_entities (vaultmind query entities <name>)"
+    return "ids come from the node_id of a hit"
 
 
 def _typed_id(memory: MemoryView, ref: str) -> str:
@@ -115,9 +142,10 @@ def query_source(
     limit = check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
-    if source_id:
-        clauses.append("n.source_id = ?")
-        params.append(source_id)
+    of_source = _source_clause(source_id) if source_id else None
+    if of_source is not None:
+        clauses.append(of_source[0])
+        params.extend(of_source[1])
     if kind:
         if kind == "note":
             clauses.append("n.kind = 'user'")
@@ -136,14 +164,8 @@ def query_source(
         params,
     )
     total = len(rows)
-    if not rows and source_id and not memory.index.scalar("SELECT count(*) FROM notes WHERE source_id = ?", [source_id]):
-        known = [str(r[0]) for r in memory.index.query(
-            "SELECT DISTINCT source_id FROM notes WHERE source_id IS NOT NULL ORDER BY 1 LIMIT 10"
-        )]  # fmt: skip
-        raise NotFound(
-            f"no source with id {source_id!r} in this vault",
-            hint=f"source ids are matched exactly; some known ones: {', '.join(known)}" if known else "no source has been ingested yet",
-        )
+    if not rows and source_id and of_source and not memory.index.scalar(f"SELECT count(*) FROM notes n WHERE {of_source[0]}", of_source[1]):
+        raise _no_source(memory, source_id)
     if not rows and source_id and kind:
         _check_kind(memory, source_id, kind)
     ordered: list[tuple[str, float, dict[str, Any]]] = [(r[0], 0.0, {"order": "time"}) for r in rows]
@@ -154,6 +176,36 @@ def query_source(
         ordered = ranked + [row for row in ordered if row[0] not in seen]  # the rest: oldest first
     hits = leaf_hits(memory, ordered[:limit])
     return envelope(hits, total, **noticed(notice))
+
+
+def _source_clause(source_id: str) -> tuple[str, list[Any]]:
+    """The SQL condition on `notes n` for the notes of a source id, or of a tree of your notes
+    as a hit's `tree` names it (`notes:Meetings`: the notes under the top folder Meetings;
+    `notes:/`: those at the vault's root), with its parameters."""
+    if not source_id.startswith(USER_TREE_PREFIX):
+        return "n.source_id = ?", [source_id]
+    folder = source_id.removeprefix(USER_TREE_PREFIX)
+    mine = "NOT contains(n.path, '/')" if folder == "/" else "starts_with(n.path, ?)"
+    return f"(n.source_id = ? OR (n.kind = 'user' AND {mine}))", [source_id] + ([] if folder == "/" else [folder + "/"])
+
+
+def _no_source(memory: MemoryView, source_id: str) -> NotFound:
+    """The error for a source id no note has: some known source ids and trees of your notes."""
+    known = [str(r[0]) for r in memory.index.query(
+        "SELECT DISTINCT source_id FROM notes WHERE source_id IS NOT NULL ORDER BY 1 LIMIT 10"
+    )]  # fmt: skip
+    folders = [str(r[0]) for r in memory.index.query(
+        """SELECT DISTINCT CASE WHEN contains(path, '/') THEN split_part(path, '/', 1) ELSE '/' END
+           FROM notes WHERE kind = 'user' ORDER BY 1 LIMIT 5"""
+    )]  # fmt: skip
+    known += [USER_TREE_PREFIX + folder for folder in folders]
+    return NotFound(
+        f"no source with id {source_id!r} in this vault",
+        hint=f"source ids are matched exactly, and a folder of your notes is notes:<top folder> (notes:/ for the "
+        f"vault's root), as a hit's tree names it; some known ones: {', '.join(known)}"
+        if known
+        else "no source has been ingested yet",
+    )
 
 
 def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[list[tuple[str, float, dict[str, Any]]], str | None]:
@@ -173,7 +225,8 @@ def _ranked_by_query(memory: MemoryView, query: str, among: set[str]) -> tuple[l
 def _check_kind(memory: MemoryView, source_id: str, kind: str) -> None:
     """A source asked for with a kind it is not of: a usage error that says its kind, not an
     empty answer that looks like an empty source."""
-    found = memory.index.query("SELECT DISTINCT kind, source_kind FROM notes WHERE source_id = ?", [source_id])
+    clause, values = _source_clause(source_id)
+    found = memory.index.query(f"SELECT DISTINCT n.kind, n.source_kind FROM notes n WHERE {clause}", values)
     kinds = sorted({"note" if note_kind == "user" else str(source_kind) for note_kind, source_kind in found})
     if kinds and kind not in kinds:
         raise UsageError(
@@ -321,25 +374,32 @@ def search_entities(
     """Entities whose name or alias matches `query` (fuzzy), best first, in the hit shape of every
     mode plus their kind, names and mention count. The order: the name's match (0–100) plus
     `MENTION_POINTS` per tenfold of mentions, so of two near-equal matches the entity the memory
-    speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both."""
+    speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both.
+
+    A hit is `ambiguous` when the name of it that matched best is a name of another hit too (two
+    entity notes listing the alias "Chema"): the query cannot tell them apart. Entities matched
+    by different names ("Alice Chen" and "Daniel Chen" for "chen") are not ambiguous."""
     limit = check_limit(limit)
-    if kind and kind not in ENTITY_KINDS:
-        raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
+    if kind:  # as `entities list --kind` reads it: "people" is person
+        known_kind = canonical_kind(kind)
+        if known_kind is None:
+            raise UsageError(f"unknown entity kind {kind!r} (kinds: {', '.join(ENTITY_KINDS)})")
+        kind = known_kind
     if not has_table(memory.index, "entities"):
         return {"hits": [], "total": 0, "truncated": False}
     index = entity_names(memory.index)
-    best = index.search(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
+    found = index.matches(query, kind=kind or None, cutoff=FUZZY_CUTOFF)
     rows = index.rows
-    rank = {i: best[i] + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in best}
-    order = sorted(best, key=lambda i: (-rank[i], rows[i].id))
-    ties = Counter(best.values())
+    rank = {i: found[i].score + MENTION_POINTS * math.log10(1 + rows[i].mentions) for i in found}
+    order = sorted(found, key=lambda i: (-rank[i], rows[i].id))
+    holders = Counter(name for match in found.values() for name in match.names)
     hits = [
         _entity_hit(
             memory,
             rows[i],
             rank[i] / 100.0,
-            {"name": round(best[i] / 100.0, 4), "mentions": rows[i].mentions},
-            ambiguous=ties[best[i]] > 1 and best[i] < 100,
+            {"name": round(found[i].score / 100.0, 4), "mentions": rows[i].mentions},
+            ambiguous=any(holders[name] > 1 for name in found[i].names),
         )
         for i in order[:limit]
     ]
