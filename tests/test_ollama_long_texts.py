@@ -6,6 +6,7 @@ server, which reads an input only up to the model's context, as Ollama does."""
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.fakes.ollama_server import truncated
 from vaultmind.config import load_config
 from vaultmind.embed.ollama import DEFAULT_CONTEXT, SERVER_CONTEXT, OllamaEmbedder, context_of
 from vaultmind.errors import ConfigError
+from vaultmind.markdown.spans import hard_split, window_spans
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
 
@@ -128,3 +130,21 @@ def test_long_texts_are_embedded_again_when_their_windows_change_and_short_ones_
             assert memory.index.get_meta(key) == "240"
             hits = memory.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [f"ollama:{MODEL}"])
             assert hits == memory.index.scalar("SELECT count(DISTINCT content_hash) FROM leaves")
+
+
+def test_windows_found_by_the_running_count_fit_and_lose_nothing() -> None:
+    """`window_spans` (one running count) against `hard_split` (a search of counts per span):
+    every window within the budget, in order, all the text's non-blank characters kept, and as
+    few windows; a word longer than the budget is cut, as `hard_split` cuts it."""
+    rng = random.Random(3)
+    words = ["the", "harbour", "2024", "Q3", "ÉCOLE", "résumé", "Привет", "東京", "😀", "https://example.com/a?b=c", "x" * 300, "\n\n", "deadbeef1234", "camelCaseWord"]
+    for _ in range(12):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(50, 1500)))
+        limit = rng.choice([64, 120, 496])
+        spans = window_spans(text, limit, 10**6)
+        reference = [(s, e) for s, e in hard_split(text, 0, len(text), limit, snap=True) if text[s:e].strip()]
+        assert all(count_tokens(text[s:e]) <= limit for s, e in spans)
+        assert all(end <= start for (_, end), (start, _) in pairwise(spans))
+        assert "".join("".join(text[s:e] for s, e in spans).split()) == "".join(text.split())
+        assert len(spans) == len(reference)
+    assert len(window_spans("word " * 5000, 64, 3)) == 3  # no more than asked for

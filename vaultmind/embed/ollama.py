@@ -32,7 +32,7 @@ import numpy as np
 from vaultmind.embed.base import Vectors, normalize_rows
 from vaultmind.errors import EmbedError
 from vaultmind.llm.ollama_client import open_client
-from vaultmind.markdown.spans import hard_split
+from vaultmind.markdown.spans import window_spans
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens
 from vaultmind.plural import counted
 
@@ -264,8 +264,7 @@ def text_windows(text: str, window: int) -> list[str]:
     if len(text) <= most and count_tokens(text) <= window:
         return [text]
     read = text[: most * MAX_WINDOWS]  # (a multi-megabyte text is not split whole)
-    spans = hard_split(read, 0, len(read), window, snap=True)[:MAX_WINDOWS]
-    return [read[start:end] for start, end in spans if read[start:end].strip()] or [text[:most]]
+    return [read[start:end] for start, end in window_spans(read, window, MAX_WINDOWS)] or [text[:most]]
 
 
 def context_of(model_info: Mapping[str, Any] | None, parameters: str | None) -> int:
