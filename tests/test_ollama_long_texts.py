@@ -84,6 +84,20 @@ def test_the_context_is_what_ollama_reads(info: dict[str, Any] | None, parameter
     assert context_of(info, parameters) == context
 
 
+def test_a_server_whose_details_hold_no_model_info_is_read_in_default_windows() -> None:
+    """The client cannot read `/api/show` without `model_info` (older servers): the texts are
+    embedded all the same, in windows of the default context."""
+    with FakeOllama(embed_models={MODEL: 8}) as fake:
+        fake.show_model_info = False
+        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
+        try:
+            assert embedder.embed([long_text(1200)]).shape == (1, 8)
+            assert embedder.context == DEFAULT_CONTEXT
+        finally:
+            embedder.close()
+        assert len(sent_texts(fake)) >= 3
+
+
 def test_a_set_context_is_used_without_asking_ollama(vault: Path) -> None:
     write(vault, ".vaultmind/config.toml", "[ollama]\nembed_context = 300\n")
     with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 2048}) as fake:

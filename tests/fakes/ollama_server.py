@@ -127,6 +127,7 @@ class FakeOllama:
         self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
         self.contexts: dict[str, int] = {_canonical(k): v for k, v in (contexts or {}).items()}  # its context_length
         self.num_ctx: dict[str, int] = {_canonical(k): v for k, v in (num_ctx or {}).items()}  # its Modelfile's num_ctx
+        self.show_model_info = True  # False: `/api/show` answers without `model_info`, as servers before 0.3 did
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._stop = threading.Event()
@@ -411,9 +412,9 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     "parameters": parameters,
                     "template": "",
                     "details": _details(),
-                    "model_info": info,
                     "capabilities": capabilities,
-                },
+                }
+                | ({"model_info": info} if fake.show_model_info else {}),
             )
 
         # -- responses ---------------------------------------------------------------------

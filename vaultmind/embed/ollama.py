@@ -186,7 +186,15 @@ class OllamaEmbedder:
 
     def _learn_context(self) -> int:
         """The context Ollama reads of a text for this model (see the module's docstring)."""
-        shown = self._asking("a request for the model's details", lambda client: client.show(self._model))
+        try:
+            shown = self._asking("a request for the model's details", lambda client: client.show(self._model))
+        except EmbedError as exc:
+            if not isinstance(exc.__cause__, ValueError | TypeError):
+                raise
+            # an answer the client cannot read (a server without `model_info`, older than
+            # /api/embed's): the embeddings need not fail for it
+            log.warning("%s; %r is read in windows of %d tokens", exc, self._model, DEFAULT_CONTEXT)
+            return DEFAULT_CONTEXT
         return context_of(getattr(shown, "modelinfo", None), getattr(shown, "parameters", None))
 
     def _asking(self, doing: str, request: Callable[[ollama.Client], _Answer]) -> _Answer:
