@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from tests.fakes import FakeOllama, RecordedRequest, free_port, silent_host
+from vaultmind.admission.importance import new_job as importance_job
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.errors import IndexBusy, IndexCorrupt
@@ -409,6 +410,7 @@ def test_a_closed_llm_gate_is_probed_by_one_job_per_backoff(tmp_path: Path, inde
         tried.append(job.payload()["key"])
         if not up[0]:
             raise LlmUnreachable("cannot connect to Ollama")
+        ctx.model_answered()  # (as the chat client does when the model answers)
         return None
 
     kinds = [JobKind("llm", ask_llm, llm_bound=True), JobKind("test", lambda c, j: None)]
@@ -446,6 +448,7 @@ def test_one_job_probes_a_gate_whose_backoff_passed_while_the_other_workers_wait
             raise LlmUnreachable("cannot connect to Ollama")
         probing.set()
         release.wait(30)  # the probe waits for Ollama's answer
+        ctx.model_answered()
         return None
 
     settings = QueueSettings(llm_concurrency=3)
@@ -633,6 +636,33 @@ def test_a_gray_leaf_decided_by_rules_keeps_the_gate_closed(vault: Path) -> None
                 enqueue(con, [NewJob("summary", "s1", {"key": "s1"})], now=now_ms())
             assert pool.drain(timeout_s=20) == 0  # not claimed before the backoff has passed
         assert memory.index.query("SELECT status, attempts FROM jobs WHERE kind = 'summary'") == [("ready", 0)]
+
+
+def test_an_llm_job_that_ends_without_asking_leaves_the_gate_to_the_next_probe(tmp_path: Path, index: Index) -> None:
+    """Ollama down: after the backoff, the probe claimed is a job that ends without asking the
+    model (stale: its model or prompt changed; a cached answer; its target gone). It proves
+    nothing, so the gate stays as it was: the next LLM job probes, finds Ollama still down, and
+    the gate closes for the next, longer backoff. Before, such a job re-opened the gate and
+    reset its backoff: every LLM job knocked at the absent Ollama again, the backoff back at
+    its shortest."""
+    clock = [T0]
+    config = load_config(tmp_path)
+    kinds = [*default_kinds(), JobKind("summary", ask_for_a_summary, llm_bound=True)]
+    config = replace(config, ollama_host=f"http://127.0.0.1:{free_port()}", ollama_timeout_s=5.0)
+    pool = WorkerPool(config, index=index, kinds=kinds, clock=lambda: clock[0])
+    with index.transaction() as con:
+        enqueue(con, [NewJob("summary", "s1", {"key": "s1"})], now=T0)
+    assert pool.drain(timeout_s=20) == 1 and pool.status()["llm_gate"] == "closed"  # Ollama is down
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    with index.transaction() as con:  # a gray leaf's job for a model no longer configured: stale
+        enqueue(con, [importance_job("an-old-model", "0" * 64)], now=clock[0])
+    assert pool.run_once()  # the probe: the importance job, first in claim order
+    assert index.scalar("SELECT last_error FROM jobs WHERE kind = 'llm_importance'").startswith("stale")
+    assert pool.run_once()  # so the summary probes next, and finds Ollama still down
+    assert index.scalar("SELECT defers FROM jobs WHERE kind = 'summary'") == 2
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    assert pool.status()["llm_gate"] == "closed"  # the second backoff, twice as long
+    pool.close()
 
 
 def test_a_connect_that_times_out_is_no_ollama_either(vault: Path) -> None:

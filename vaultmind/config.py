@@ -19,6 +19,7 @@ from vaultmind.vault.templates import TemplateFolder, template_folders
 
 CONFIG_RELPATH = ".vaultmind/config.toml"
 MAX_LIMIT = 500  # the most hits (or node ids) one answer of any retrieval mode holds
+MIN_EMBED_CONTEXT = 2 * MIN_CHUNK_TOKENS  # the smallest `[ollama] embed_context`: room for a leaf's words
 
 DEFAULT_IGNORE: tuple[str, ...] = (".*", "~$*")
 """Hidden files and folders, at any depth: Obsidian does not show them (.obsidian, .git,
@@ -46,6 +47,7 @@ class Config:
     ollama_timeout_s: float = 30.0
     ollama_embed_model: str = "nomic-embed-text"
     ollama_chat_model: str = "llama3.2"
+    ollama_embed_context: int = 0  # tokens the embedding model reads; 0: learned from Ollama
     # [watch]
     debounce_ms: int = 150
     step_ms: int = 30
@@ -95,6 +97,7 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("ollama", "timeout_s"): ("ollama_timeout_s", (int, float)),
     ("ollama", "embed_model"): ("ollama_embed_model", str),
     ("ollama", "chat_model"): ("ollama_chat_model", str),
+    ("ollama", "embed_context"): ("ollama_embed_context", int),
     ("watch", "debounce_ms"): ("debounce_ms", int),
     ("watch", "step_ms"): ("step_ms", int),
     ("server", "host"): ("host", str),
@@ -237,6 +240,12 @@ def _validate(config: Config, path: Path) -> None:
     if config.ollama_timeout_s <= 0:  # (refused only once Ollama was asked, without the file)
         raise ConfigError(
             f"[ollama] timeout_s = {config.ollama_timeout_s:g} must be a positive number of seconds", path=path, hint="such as 30"
+        )
+    if config.ollama_embed_context and config.ollama_embed_context < MIN_EMBED_CONTEXT:
+        raise ConfigError(
+            f"[ollama] embed_context = {config.ollama_embed_context} must be 0 (learned from Ollama) or at least {MIN_EMBED_CONTEXT} tokens",
+            path=path,
+            hint="such as 512, or leave it out",
         )
     if not 0 <= config.port <= 65535:
         raise ConfigError(f"[server] port = {config.port} is no port", path=path, hint="use 0 (any free port) to 65535")

@@ -29,7 +29,13 @@ from vaultmind.index.store import Index, LoweredLimit
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import CatchingUp, Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, paths_to_retry, unchanged
-from vaultmind.sync_embed import DimensionChanged, adopt_former_ids, drop_other_widths, embed_missing
+from vaultmind.sync_embed import (
+    DimensionChanged,
+    adopt_former_ids,
+    drop_other_widths,
+    drop_other_windows,
+    embed_missing,
+)
 from vaultmind.sync_load import POOL_MIN_FILES, Loader, default_workers
 from vaultmind.sync_note import Preparer
 from vaultmind.sync_write import BatchPlan, BatchRows, LoadLeafIds, clear_for_rebuild, write_batch
@@ -103,6 +109,8 @@ class Applier:
         deferred, self._vectors_deferred = self._vectors_deferred, False
         adopted = adopt_former_ids(self.index, self.embedder)
         try:
+            if rewindowed := drop_other_windows(self.index, self.embedder):
+                log.info("%d vector(s) of long texts dropped: %s reads them in other windows now", rewindowed, self.embedder.model_id)
             if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
                 log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
             with self.index.bulk() if deferred else nullcontext():  # one transaction after a load

@@ -14,6 +14,7 @@ from vaultmind.errors import EmbedError
 from vaultmind.index.row_groups import refill_last_group
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import as_stored, stored_vectors
+from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN
 from vaultmind.model import Progress
 from vaultmind.sync_write import drop_written_blocks, insert_rows
 
@@ -44,6 +45,33 @@ def drop_other_widths(index: Index, model: str, width: int) -> int | None:
             con.execute("DELETE FROM embeddings WHERE model = ? AND dim <> ?", [model, width])
     index.vector_widths[model] = width
     return int(row[0][0]) if row else None
+
+
+def drop_other_windows(index: Index, embedder: Embedder) -> int:
+    """Drop the stored vectors of texts the model now reads in other windows than when they
+    were embedded; returns how many. An embedder that cuts long texts by a window it learns
+    or is told (`window_tokens`: Ollama's, whose context a setting or a pulled model changes)
+    has the window its vectors were made with kept in `meta`: when it differs, a text longer
+    than the smaller of the two was read otherwise, and is embedded again; none with no window
+    kept (vectors of before windows: their texts were read up to Ollama's context alone). A
+    text that fits both is sent the same, and keeps its vector. Picked by their counted tokens
+    with a margin (a text dropped that did fit only gets its same vector again)."""
+    window = getattr(embedder, "window_tokens", None)
+    if not isinstance(window, int):
+        return 0
+    key = f"embed_window:{embedder.model_id}"
+    kept = index.get_meta(key)
+    if kept == str(window):
+        return 0
+    bound = window if kept is None or not kept.isdigit() else min(window, int(kept))
+    with index.transaction() as con:
+        dropped = con.execute(
+            """DELETE FROM embeddings WHERE model = ? AND content_hash IN (
+                   SELECT content_hash FROM leaves WHERE token_count > ? OR length(text) > ?)""",
+            [embedder.model_id, bound * 3 // 4, bound * MAX_CHARS_PER_TOKEN],
+        ).fetchone()
+        index.set_meta(con, key, str(window))
+    return int(dropped[0]) if dropped else 0
 
 
 def adopt_former_ids(index: Index, embedder: Embedder) -> int:

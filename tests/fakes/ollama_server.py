@@ -8,10 +8,14 @@
 It speaks the subset of the Ollama API vaultmind uses:
 
 - `POST /api/embed`      deterministic vectors derived from sha256(model, text), deliberately
-                         not unit length (callers must normalise); `dimensions` truncates.
+                         not unit length (callers must normalise); `dimensions` truncates. A
+                         model given a context (`contexts`, or a smaller `num_ctx`: tokens, here
+                         words) reads an input only up to it, as Ollama does: the vector of a longer one is that of its
+                         first words (`truncated`).
 - `POST /api/chat`       non-streaming reply from `responder` (streaming: one chunk + done).
 - `POST /api/generate`   same, as `response`.
-- `POST /api/show`       minimal model details.
+- `POST /api/show`       minimal model details; `model_info` holds `fake.context_length`
+                         (from `contexts`), `parameters` a `num_ctx` line (from `num_ctx`).
 - `GET  /api/tags`       the configured models.
 - `GET  /api/version`    a fixed version.
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import socket
 import struct
 import threading
@@ -78,6 +83,15 @@ def fake_vector(model: str, text: str, dim: int) -> list[float]:
     return [round((v / 65535.0 * 2.0 - 1.0) * 3.0, 6) for v in struct.unpack(f"<{dim}H", raw)]
 
 
+def truncated(text: str, words: int | None) -> str:
+    """`text` as a model whose context holds `words` tokens reads it: up to the end of its
+    `words`-th word (a word a token, in this fake); the whole of it when None or shorter."""
+    if words is None:
+        return text
+    ends = [m.end() for m in re.finditer(r"\S+", text)]
+    return text if len(ends) <= words else text[: ends[words - 1]]
+
+
 def _canonical(model: str) -> str:
     return model if ":" in model else f"{model}:latest"
 
@@ -96,6 +110,8 @@ class FakeOllama:
         failure_paths: Iterable[str] = ("/api/chat", "/api/generate", "/api/embed"),
         failure_times: int | None = None,
         embed_answer: Callable[[list[list[float]]], Any] | None = None,
+        contexts: Mapping[str, int] | None = None,
+        num_ctx: Mapping[str, int] | None = None,
     ) -> None:
         if failure is not None and failure not in FAILURES:
             raise ValueError(f"failure must be one of {FAILURES}, got {failure!r}")
@@ -109,6 +125,9 @@ class FakeOllama:
         self.failure_paths: set[str] = set(failure_paths)
         self.failure_times = failure_times
         self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
+        self.contexts: dict[str, int] = {_canonical(k): v for k, v in (contexts or {}).items()}  # its context_length
+        self.num_ctx: dict[str, int] = {_canonical(k): v for k, v in (num_ctx or {}).items()}  # its Modelfile's num_ctx
+        self.show_model_info = True  # False: `/api/show` answers without `model_info`, as servers before 0.3 did
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
         self._stop = threading.Event()
@@ -317,7 +336,10 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
             wanted = body.get("dimensions")
             if isinstance(wanted, int) and 0 < wanted < dim:
                 dim = wanted
-            vectors = [fake_vector(model, t, dim) for t in texts]
+            # what the model reads: its context, or less when its Modelfile sets a smaller num_ctx
+            limits = [n for n in (fake.contexts.get(name), fake.num_ctx.get(name)) if n is not None]
+            context = min(limits) if limits else None
+            vectors = [fake_vector(model, truncated(t, context), dim) for t in texts]
             self._json(
                 200,
                 {
@@ -379,15 +401,20 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 self._not_found(model)
                 return
             capabilities = ["embedding"] if name in fake.embed_models else ["completion"]
+            info: dict[str, Any] = {"general.architecture": "fake"}
+            if name in fake.contexts:
+                info["fake.context_length"] = fake.contexts[name]
+            parameters = f"num_ctx                        {fake.num_ctx[name]}" if name in fake.num_ctx else ""
             self._json(
                 200,
                 {
                     "modelfile": "",
-                    "parameters": "",
+                    "parameters": parameters,
                     "template": "",
                     "details": _details(),
                     "capabilities": capabilities,
-                },
+                }
+                | ({"model_info": info} if fake.show_model_info else {}),
             )
 
         # -- responses ---------------------------------------------------------------------

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -104,7 +104,8 @@ class OllamaChat:
     errors' hints name are for `vault` (without it: for the vault of the current folder).
     With `slots`, each call first takes one (waiting for it); once `interrupt_on(event)` is
     called, a call (or its wait for a slot) ends with `LlmCancelled` as soon as `event` is set
-    — a stopping daemon does not wait out a two-minute seal."""
+    — a stopping daemon does not wait out a two-minute seal. `on_answer` is called, in the
+    asking thread, each time the model answers (the worker pool's LLM gate opens on that only)."""
 
     def __init__(
         self,
@@ -115,6 +116,7 @@ class OllamaChat:
         vault: Path | None = None,
         slots: threading.Semaphore | None = None,
         hints: ErrorHints = ErrorHints(),
+        on_answer: Callable[[], None] | None = None,
     ) -> None:
         if not model:
             raise LlmUnrecoverable(
@@ -131,11 +133,16 @@ class OllamaChat:
         self._lock = threading.Lock()
         self._slots = slots
         self._cancel: threading.Event | None = None
+        self._on_answer = on_answer  # told, in the asking thread, each time the model answers
 
     @classmethod
-    def from_config(cls, config: Config) -> OllamaChat:
+    def from_config(cls, config: Config, *, on_answer: Callable[[], None] | None = None) -> OllamaChat:
         return cls(
-            config.ollama_chat_model, host=config.ollama_host, timeout_s=config.ollama_timeout_s, vault=config.vault
+            config.ollama_chat_model,
+            host=config.ollama_host,
+            timeout_s=config.ollama_timeout_s,
+            vault=config.vault,
+            on_answer=on_answer,
         )
 
     @property
@@ -216,6 +223,8 @@ class OllamaChat:
         content = getattr(getattr(response, "message", None), "content", None)
         if not isinstance(content, str):
             raise LlmTransient(f"{where} sent a chat response without message content")
+        if self._on_answer is not None:
+            self._on_answer()
         return content
 
     def chat_json(

@@ -33,15 +33,29 @@ class JobContext:
         self.clock = clock
         self._chat: OllamaChat | None = None
         self._lock = threading.Lock()
+        self._heard = threading.local()  # the model's answers each worker thread received
 
     def chat(self) -> OllamaChat:
-        """The Ollama chat client (created on first use, shared by the workers)."""
+        """The Ollama chat client (created on first use, shared by the workers); each answer
+        it receives is counted for the thread that asked (`answers_heard`)."""
         from vaultmind.llm.ollama_chat import OllamaChat
 
         with self._lock:
             if self._chat is None:
-                self._chat = OllamaChat.from_config(self.config)
+                self._chat = OllamaChat.from_config(self.config, on_answer=self.model_answered)
             return self._chat
+
+    def model_answered(self) -> None:
+        """Count an answer of the model for this thread (the chat client calls it; a handler
+        that reaches a model another way calls it too)."""
+        self._heard.count = self.answers_heard() + 1
+
+    def answers_heard(self) -> int:
+        """How many answers of the model this thread has received: the worker pool compares
+        it before and after a job, and only a job that heard one re-opens the LLM gate (one
+        that ended stale, from a cached answer or with nothing to do proves nothing)."""
+        count: int = getattr(self._heard, "count", 0)
+        return count
 
     def close(self) -> None:
         with self._lock:

@@ -12,8 +12,9 @@ kept short; LLM calls run without it. At most `queue.llm_concurrency` LLM calls 
 once, the summarizer's seals counted (`llm.slots`): a worker that cannot take an LLM permit *without waiting* claims only jobs that need no
 LLM, so nothing ever blocks on the gate. When Ollama is unreachable the gate closes for a
 backoff (30 s doubling to 10 min) and no LLM job is claimed; once the backoff has passed, one
-job probes Ollama while the others wait for its outcome: a success reopens the gate, a
-connection failure closes it for the next, longer backoff (a queue of 40k jobs is never
+job probes Ollama while the others wait for its outcome: an answer of the model reopens the
+gate (a job that ended without asking, stale or answered from the cache, leaves the next job
+to probe), a connection failure closes it for the next, longer backoff (a queue of 40k jobs is never
 walked through one failed connection at a time). An LLM job whose kind can do without the LLM
 (`JobKind.without_llm`: a gray admission leaf, decided by the rules) does so when its try finds
 no Ollama, and is claimed while the gate is closed to do so at once: none waits for Ollama,
@@ -327,11 +328,15 @@ class WorkerPool:
     def _handle(self, job: Job, kind: JobKind, *, asks: bool) -> str | None:
         """Run `job`'s handler; an LLM job claimed while the gate is closed (`asks` false), or
         whose try finds no Ollama, runs its kind's `without_llm` instead; such a job reached no
-        LLM, so it leaves the gate closed (the try closes it), never re-opens it."""
+        LLM, so it leaves the gate closed (the try closes it), never re-opens it. Nor does an
+        LLM job that ended without the model's answer (stale, answered from the cache, its
+        target gone): only an answer heard in its run (`JobContext.answers_heard`) opens it,
+        else a stale probe let every LLM job knock at an Ollama still down."""
         if kind.without_llm is not None and not asks:
             return kind.without_llm(self.context, job)
         if not kind.llm_bound:
             return kind.run(self.context, job)
+        heard = self.context.answers_heard()
         try:
             note = kind.run(self.context, job)
         except Exception as exc:
@@ -340,7 +345,8 @@ class WorkerPool:
             self._close_gate()
             log.info("job #%d %s: %s; done without the LLM", job.id, job.kind, str(exc) or type(exc).__name__)
             return kind.without_llm(self.context, job)
-        self._open_gate()
+        if self.context.answers_heard() > heard:  # the model answered: Ollama is there
+            self._open_gate()
         return note
 
     # -- the LLM gate ----------------------------------------------------------------------
