@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz, process
 
+from vaultmind.entities.ids import fold
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.memory import Memory
 from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow
@@ -34,7 +35,7 @@ def registry(count: int, seed: int = 7) -> EntityNames:
 def full_scan(names: EntityNames, query: str, kind: str | None) -> dict[int, float]:
     best: dict[int, float] = {}
     for _, score, pos in process.extract(
-        query.casefold(), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
+        fold(query), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
     ):
         owner = int(names.owners[pos])
         if kind is None or names.rows[owner].kind == kind:

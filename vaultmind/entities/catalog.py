@@ -25,14 +25,17 @@ from vaultmind.entities.ids import kind_of, make_id
 from vaultmind.entities.registry import Registry
 from vaultmind.entities.tables import ENTITY_SCHEMA, columns_for, insert
 from vaultmind.index.arrow import execute_with, key_table
+from vaultmind.index.lexical import compatibility_folded
 
 OccRow = tuple[str, str, str]
 """(leaf_id, entity_id, surface) of one occurrence row."""
 
 
 def form_of(surface: str) -> str:
-    """How a surface counts toward a display name: the name of `Name <address>`, no leading `#`."""
-    return display_of(surface).lstrip("#") or surface
+    """How a surface counts toward a display name: the name of `Name <address>`, no leading `#`,
+    in its compatibility form (NFKC): "Ａｌｉｃｅ Ｃｈｅｎ" typed in full width is one form with
+    "Alice Chen", and is shown so."""
+    return compatibility_folded(display_of(surface).lstrip("#") or surface)
 
 
 def email_of(surface: str) -> str:

@@ -2,7 +2,8 @@
 
 Scoring every name with `WRatio` costs about a microsecond or more per name, and loading the
 entity table costs more than that, so a serving process keeps one `EntityNames` per index
-state (`entity_names`): the names, casefolded, with an index of their character trigrams. A
+state (`entity_names`): the names folded as every name is compared (`entities.ids.fold`:
+compatibility forms such as full-width Latin to their letters, accents dropped, case-folded), with an index of their character trigrams. A
 query is scored only against the names sharing at least one trigram with it — a name that
 shares none cannot reach the cutoff (queries of one or two letters are scored against every
 name) — and, when more than `MAX_SCORED` names share one, against those sharing the most
@@ -19,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 from rapidfuzz import fuzz, process
 
+from vaultmind.entities.ids import fold
 from vaultmind.index.store import Index
 
 MAX_SCORED = 1000
@@ -41,7 +43,7 @@ class EntityNames:
         names: list[str] = []
         owners: list[int] = []
         for i, row in enumerate(rows):
-            for name in dict.fromkeys(n.casefold() for n in (row.display_name, *row.aliases, *row.other_names) if n):
+            for name in dict.fromkeys(fold(n) for n in (row.display_name, *row.aliases, *row.other_names) if n):
                 names.append(name)
                 owners.append(i)
         self.names = names
@@ -67,7 +69,7 @@ class EntityNames:
         )
 
     def candidates(self, query: str, kind: str | None = None) -> npt.NDArray[np.int32]:
-        """Positions of the names worth scoring against `query` (casefolded)."""
+        """Positions of the names worth scoring against `query` (folded)."""
         if len(query.strip()) < 3:  # one or two letters: a trigram says nothing, score them all
             every = np.arange(len(self.names), dtype=np.int32)
             return every if kind is None else every[self.kinds == kind]
@@ -83,8 +85,9 @@ class EntityNames:
         return np.sort(pos).astype(np.int32)
 
     def search(self, query: str, *, kind: str | None = None, cutoff: float) -> dict[int, float]:
-        """Best `WRatio` score per matching entity (row number → score ≥ `cutoff`)."""
-        needle = query.casefold()
+        """Best `WRatio` score per matching entity (row number → score ≥ `cutoff`); `query` folded
+        as the names are ("Alice" finds "Ａｌｉｃｅ", "Zoe" "Zoë")."""
+        needle = fold(query)
         pos = self.candidates(needle, kind)
         if len(pos) == 0:
             return {}
