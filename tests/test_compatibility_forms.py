@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.entities.catalog import form_of
 from vaultmind.index.lexical import term_counts, terms
 from vaultmind.memory import Memory
 
@@ -102,3 +103,8 @@ def test_an_index_of_plain_and_accented_entity_names_is_not_rebuilt(vault: Path,
     write_chat(vault, "2026-03-02", [("Zoë Müller", "The kiln is booked."), ("Alice Chen", "Great.")])
     with Memory.open(_indexed_before(vault, monkeypatch, "0039")) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
+
+
+def test_only_width_forms_are_folded_in_a_display_name() -> None:
+    assert form_of("Ａｌｉｃｅ Ｃｈｅｎ") == "Alice Chen" and form_of("ｶﾌｪ Ｍｏｏｎ") == "カフェ Moon"
+    assert form_of("Acme™") == "Acme™" and form_of("Zoë ﬁnch") == "Zoë ﬁnch"
