@@ -65,6 +65,7 @@ SHIPPED = (
     ("0036_caps_and_cyrillic_token_counts", "09ad7d1df330e2099ae201e2ed86d1ad04e22bfd6cdcb15da0a255e26f53ca84"),
     ("0037_long_texts_embedded_whole", "9f974e31edcd3b2794ff36157584bfac1b3eb3f1c93774bc4240a4cef9daf959"),
     ("0038_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
+    ("0039_full_width_entity_names", "0e0519a0bd6e35d7e980fec93cf74163c91552a7e19a2f1aa42d2fd1c127c355"),
 )
 
 

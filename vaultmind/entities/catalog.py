@@ -13,6 +13,8 @@ alter the row beyond its mention count (the usual case: an edit that mentions th
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -30,9 +32,23 @@ OccRow = tuple[str, str, str]
 """(leaf_id, entity_id, surface) of one occurrence row."""
 
 
+_WIDTH_FORMS_RE = re.compile("[\uff00-\uffef]+")
+
+
 def form_of(surface: str) -> str:
-    """How a surface counts toward a display name: the name of `Name <address>`, no leading `#`."""
-    return display_of(surface).lstrip("#") or surface
+    """How a surface counts toward a display name: the name of `Name <address>`, no leading `#`,
+    its full-width and half-width forms as their plain characters (`width_folded`)."""
+    return width_folded(display_of(surface).lstrip("#") or surface)
+
+
+def width_folded(text: str) -> str:
+    """`text` with its full-width and half-width forms (U+FF00–U+FFEF) in their compatibility
+    form (NFKC): "Ａｌｉｃｅ Ｃｈｅｎ", as an East Asian keyboard types it, is "Alice Chen", one
+    form with it and shown so. Other compatibility characters stay as written ("Acme™" is not
+    "AcmeTM"; its id folds them all the same)."""
+    if text.isascii() or _WIDTH_FORMS_RE.search(text) is None:
+        return text
+    return _WIDTH_FORMS_RE.sub(lambda match: unicodedata.normalize("NFKC", match.group()), text)
 
 
 def email_of(surface: str) -> str:

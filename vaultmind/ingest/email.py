@@ -9,7 +9,9 @@ Naming:
   `.eml` files, mbox files, Maildirs, sub-folders — shares it, so Inbox and Sent make one
   account), an mbox file's stem (`Work.mbox` → `work`), a single `.eml` file's folder. A
   thread whose messages come from several given paths belongs to the account of its earliest
-  message. `account=` overrides it for a whole ingest.
+  message. `account=` overrides it for a whole ingest. Spelled in ASCII (`mailboxes.account_name`:
+  `strauß@straße.de` → `strauss-strasse.de`); a vault whose mail of the account an earlier
+  vaultmind filed as `strau-strae.de` keeps that name for it, new threads included.
 - **source_id** `email:<account>`: message leaf ids depend only on the account and the message,
   so regrouping threads never changes them.
 - **scope** `<account>/<subject-slug>` and **note** `<YYYY-MM-DD of the first message>-<subject-slug>`
@@ -45,14 +47,21 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from vaultmind.errors import IngestError
 from vaultmind.ingest.common import mail_cut_short
-from vaultmind.ingest.mailboxes import RawMessage, account_name, box_bytes, discover, read_messages
+from vaultmind.ingest.mailboxes import (
+    RawMessage,
+    account_name,
+    box_bytes,
+    discover,
+    earlier_account_name,
+    read_messages,
+)
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.mime import Attachment, MimeError, ParsedEmail, parse_message
 from vaultmind.ingest.model import DatedBy, DatedOtherwise, QuotedParent, SourceBatch
@@ -264,7 +273,10 @@ def _message(mail: _Mail, text: str) -> Message:
     )
 
 
-def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[SourceBatch]:
+def _batches(threads: Sequence[list[_Mail]], account: str | None, earlier_accounts: Mapping[str, str]) -> list[SourceBatch]:
+    """One batch per thread, under its account (`account` when given): with the account an
+    earlier vaultmind named otherwise (`earlier_accounts`, `mailboxes.earlier_account_name`) as its
+    legacy id, which a vault filing the account's mail under it keeps (`matching.as_earlier`)."""
     planned: list[tuple[str, str, str, str, list[_Mail]]] = []
     taken: dict[tuple[str, str], int] = {}
     for thread in threads:
@@ -284,6 +296,7 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
         meta = SourceMeta(
             kind="email", source_id=f"email:{box}", scope=f"{box}/{slug}", title=subject, subject=subject
         )
+        before = earlier_accounts.get(box, box)
         parts = [split_quoted(mail.parsed.body) for mail in thread]
         messages = tuple(_message(mail, text) for mail, (text, _) in zip(thread, parts, strict=True))
         held = {mail.key for mail in thread}
@@ -306,6 +319,8 @@ def _batches(threads: Sequence[list[_Mail]], account: str | None) -> list[Source
                 quoted=quoted,
                 earlier_texts=earlier,
                 earlier_times=tuple((mail.key, mail.at_before) for mail in thread if mail.at_before is not None),
+                legacy_source_id=f"email:{before}" if before != box else None,
+                legacy_scope=f"{before}/{slug}" if before != box else None,
             )
         )
     return out
@@ -337,6 +352,9 @@ def parse_email_paths_dated(
     mails: dict[str, _Mail] = {}
     read: list[_Mail | DatedOtherwise] = []
     boxes = discover(paths, warnings)
+    earlier_accounts = {box_account: earlier_account_name(account)} if box_account and account else {}
+    for box in boxes:
+        earlier_accounts.setdefault(box.account, box.earlier_account)
     total = sum(box_bytes(box) for box in boxes) if progress is not None else 0
     done = 0
     for box in boxes:
@@ -360,7 +378,7 @@ def parse_email_paths_dated(
         for mail in read
         if isinstance(mail, DatedOtherwise) or (mail.by != "Date" and mails[mail.key] is mail)
     ]
-    return _batches(_threads(list(mails.values())), box_account), warnings, dated
+    return _batches(_threads(list(mails.values())), box_account, earlier_accounts), warnings, dated
 
 
 def _read_warnings(mails: Sequence[_Mail]) -> list[str]:

@@ -7,16 +7,18 @@ mailbox says of its time (an mbox's `From ` line, a Maildir file name) and its f
 cut short inside a message is said (`_cut_warning`, `_cut_in_header`).
 
 The account of a message is named after the path given (`discover`): a folder's name
-(everything found inside it shares it), an mbox file's stem, a single `.eml` file's folder.
+(everything found inside it shares it), an mbox file's stem, a single `.eml` file's folder,
+spelled as `account_name` spells it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import mailbox
 import re
 import shlex
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from email import policy as email_policy
 from email.parser import BytesParser
@@ -29,8 +31,9 @@ from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.maildates import file_time, from_line_date, maildir_file_time, maildir_name_time
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES
 from vaultmind.ingest.model import DatedBy
-from vaultmind.ingest.names import slugify
+from vaultmind.ingest.names import ascii_slug, slugify
 from vaultmind.ingest.walk import walk_files
+from vaultmind.vault.layout import ascii_letters
 
 _FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
 _HEADER_LINE_RE = re.compile(rb"^([!-9;-~]+)[ \t]*:")  # a header field's name: printable ASCII but a colon (RFC 5322)
@@ -48,6 +51,11 @@ class Mailbox:
     path: Path
     kind: Kind
     account: str
+    earlier_account: str  # the name an earlier vaultmind gave the account (`earlier_account_name`)
+
+    @classmethod
+    def named(cls, path: Path, kind: Kind, name: str) -> Mailbox:
+        return cls(path, kind, account_name(name), earlier_account_name(name))
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +76,39 @@ class RawMessage:
 
 
 
+ACCOUNT_MAX = 60
+
+
 def account_name(name: str) -> str:
-    return slugify(name.removesuffix(".mbox").removesuffix(".mbx").lstrip("."), max_len=60)
+    """The account a mailbox's name (an address, a folder, an mbox file) names, as a tree id and
+    a folder spell it: its Latin letters in ASCII (`names.ascii_slug`: `jürgen@exämple.de` →
+    `jurgen-example.de`, `strauß@straße.de` → `strauss-strasse.de`, `łukasz@gdańsk.pl` →
+    `lukasz-gdansk.pl`). Letters of other scripts cannot be spelled so: a name holding any
+    (`会議@例え.jp`) ends in 8 hex of its sha256 (`jp-…`), so two such accounts never share
+    one name; one with nothing Latin at all is the hash alone (`x-…`)."""
+    stem = _account_stem(name)
+    slug = ascii_slug(stem, max_len=ACCOUNT_MAX)
+    if slug.startswith("x-") or not _other_script_letters(ascii_letters(stem)):
+        return slug
+    digest = hashlib.sha256(stem.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{slug[: ACCOUNT_MAX - 9].rstrip('-.')}-{digest}"
+
+
+def earlier_account_name(name: str) -> str:
+    """The account an earlier vaultmind named after `name` (letters no accent makes, and other
+    scripts, left out: `strau-strae.de`): a vault whose mail of the account is filed under it
+    keeps it (`matching.as_earlier`)."""
+    return slugify(_account_stem(name), max_len=ACCOUNT_MAX)
+
+
+def _account_stem(name: str) -> str:
+    return name.removesuffix(".mbox").removesuffix(".mbx").lstrip(".")
+
+
+def _other_script_letters(text: str) -> bool:
+    """Whether `text` holds a letter that is not ASCII (`vault.layout.ascii_letters` has spelled
+    the Latin ones)."""
+    return any(not ch.isascii() and ch.isalpha() for ch in text)
 
 
 def _is_maildir(folder: Path) -> bool:
@@ -120,21 +159,21 @@ def mail_file_kind(path: Path) -> Kind | None:
 def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
     boxes: list[Mailbox] = []
 
-    def walk(folder: Path, account: str) -> None:
+    def walk(folder: Path, account: Mailbox) -> None:
         if _is_maildir(folder):
-            boxes.append(Mailbox(folder, "maildir", account))
+            boxes.append(replace(account, path=folder, kind="maildir"))
             return
         for entry in walk_files(folder, warnings, whole=_is_maildir):
             kind = "maildir" if entry.is_dir() else mail_file_kind(entry)
             if kind is None:
                 warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
             else:
-                boxes.append(Mailbox(entry, kind, account))
+                boxes.append(replace(account, path=entry, kind=kind))
 
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            walk(path, account_name(path.resolve().name))
+            walk(path, Mailbox.named(path, "maildir", path.resolve().name))
         elif path.is_file():
             kind = mail_file_kind(path)
             if kind is None:
@@ -151,7 +190,7 @@ def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
                     hint="give .eml files, mbox files, Maildir folders or folders of them",
                 )
             name = path.stem if kind == "mbox" else path.resolve().parent.name
-            boxes.append(Mailbox(path, kind, account_name(name)))
+            boxes.append(Mailbox.named(path, kind, name))
         else:
             raise IngestError("no such file or folder", path=path)
     return boxes

@@ -118,7 +118,10 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
     channel ingested by its name alone: `_by_name`) — or, when the new id has notes too, with
     the earlier ids' messages known (`known_in`) — another when its note holds the batch's first
     message, same id and text (an agent transcript named by its file alone). Not written a
-    second time under the new id."""
+    second time under the new id. A source renamed whole, its notes' names kept (a mailbox
+    account an earlier vaultmind spelled `strau-strae.de`), stays under its earlier id when the
+    vault files it there and not under the new one: its new threads join the old ones' account
+    (`_filed_under_earlier_id`)."""
     legacy = batch.legacy_source_id
     if not batch.messages or not (legacy or batch.by_name or batch.name_only):
         return batch
@@ -146,10 +149,20 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
     earlier = replace(
         batch, meta=replace(batch.meta, source_id=legacy, scope=scope), note_name=batch.legacy_note_name or batch.note_name
     )
+    if batch.legacy_note_name is None and _filed_under_earlier_id(plan, batch, earlier):
+        return earlier
     note = plan.existing(note_path(earlier))
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
     return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+
+
+def _filed_under_earlier_id(plan: Plan, batch: SourceBatch, earlier: SourceBatch) -> bool:
+    """Whether the vault holds notes of `earlier`'s source (the id an earlier vaultmind gave
+    `batch`'s) in its platform's folder, and none of `batch`'s own id in its own."""
+    own = plan.source_folders(_platform(batch_folder(batch))).get(batch.meta.source_id)
+    before = plan.source_folders(_platform(batch_folder(earlier))).get(earlier.meta.source_id)
+    return bool(before) and not own
 
 
 def in_earlier_folder(plan: Plan, batch: SourceBatch) -> SourceBatch:
