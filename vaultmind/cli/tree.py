@@ -186,6 +186,8 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
     for s in result.get("refreshed", ()):
         print(f"  ~ L{s['level']} {s['path']} (entity links or title updated)")
+    for s in result.get("waiting", ()):
+        print(f"  … L{s['level']} {s['path']}: stale, waits for the edits below it to settle (until {s['until']})")
     for s in result["kept"]:
         print(f"  = {s['path']}: {s['reason']}")
     for a in result["aborted"]:
