@@ -84,6 +84,8 @@ class SealReport:
     flushed: list[str] = field(default_factory=list)
     refreshed: list[dict[str, Any]] = field(default_factory=list)  # entity links or title rewritten
     waiting: list[dict[str, Any]] = field(default_factory=list)  # stale, under notes still being written
+    # what the pass this one waited for did (a flush asked for while the daemon sealed): sealed, calls
+    waited_for: dict[str, Any] | None = None
     llm_calls: int = 0
     fallbacks: int = 0
     seconds: float = 0.0
@@ -109,6 +111,7 @@ class SealReport:
             "flushed": self.flushed,
             "refreshed": self.refreshed,
             "waiting": self.waiting,
+            **({"waited_for": self.waited_for} if self.waited_for is not None else {}),
             "llm_calls": self.llm_calls,
             "fallbacks": self.fallbacks,
             "seconds": round(self.seconds, 3),

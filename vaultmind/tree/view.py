@@ -7,6 +7,7 @@ command works the same with and without a running daemon.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -273,14 +274,31 @@ def maintain(
     `progress` hears the summaries sealed and flushed, of about how many are due.
 
     One pass runs at a time (`Memory.seal_lock`): a flush asked for while the background upkeep
-    seals waits for that pass, then runs its own — two passes would race for the same buffers."""
+    seals waits for that pass, then runs its own — two passes would race for the same buffers —
+    and its report says what that pass did (`waited_for`): the summaries you waited for were
+    sealed by it, and the flush's own pass often finds nothing left to do."""
+    finished = _passes.get(memory, (0, None))[0]
     while not memory.seal_lock.acquire(timeout=0.2):
         if memory.stopping.is_set():
             return SealReport()
     try:
-        return _maintain(memory, now, flush_all, max_stale, summarizer, progress)
+        count, last = _passes.get(memory, (0, None))
+        report = _maintain(memory, now, flush_all, max_stale, summarizer, progress)
+        _passes[memory] = (count + 1, report)
     finally:
         memory.seal_lock.release()
+    if count > finished and last is not None:
+        report.waited_for = {
+            "sealed": last.sealed,
+            "llm_calls": last.llm_calls,
+            "fallbacks": last.fallbacks,
+            "seconds": round(last.seconds, 3),
+        }
+    return report
+
+
+_passes: weakref.WeakKeyDictionary[Memory, tuple[int, SealReport | None]] = weakref.WeakKeyDictionary()
+"""Per memory: how many seal passes ended, and the report of the last one."""
 
 
 def _maintain(
