@@ -217,7 +217,11 @@ class OllamaChat:
                 hint=f"the model may still be loading; raise {self._hints.timeout} if this persists",
             ) from exc
         except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
-            raise LlmTransient(f"request to {where} failed: {_short(exc)}", hint=_CONFIG_HINT) from exc
+            raise LlmTransient(
+                f"request to {where} failed: {_short(exc)}",
+                hint="the server broke off its answer (did Ollama stop, restart or run out of memory? see its log, "
+                f"the `ollama serve` output); it is asked again later. If the host is wrong: {_CONFIG_HINT}",
+            ) from exc
         except (ValueError, TypeError) as exc:  # a body that is not JSON, or of the wrong shape
             raise LlmTransient(
                 f"{where} sent a malformed chat response: {_short(exc)}",
