@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from vaultmind.cli.tree import print_report
 from vaultmind.errors import ConfigError
 from vaultmind.memory import Memory
 from vaultmind.tree.fallback import FallbackSummarizer
@@ -44,7 +45,7 @@ def _summaries(vault: Path) -> dict[str, bytes]:
 
 
 def test_saves_while_typing_leave_the_summary_stale_until_quiet_then_it_is_resealed_in_place(
-    vault: Path,
+    vault: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _projects(vault)
     with Memory.open(tree_config(vault, **{"trees.l0_tokens": 300})) as memory:
@@ -61,6 +62,11 @@ def test_saves_while_typing_leave_the_summary_stale_until_quiet_then_it_is_resea
             report = maintain(memory, now=datetime.now(UTC), summarizer=FALLBACK)
             assert report.sealed == report.unsealed == [] and _summaries(vault) == before
             (waiting,) = [w for w in report.waiting if w["level"] == 1]
+        print_report(report.to_dict())
+        assert (
+            f"… L1 {waiting['path']}: stale, waits for the edits below it to settle"
+            in capsys.readouterr().out
+        )
         (stale,) = tree_view(memory, "notes:Projects")["stale"]
         assert (
             stale["path"] == waiting["path"] and "waits for the edits below it to settle" in stale["action"]
