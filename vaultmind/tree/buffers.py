@@ -75,7 +75,8 @@ def quote_only_sql(column: str = "n.frontmatter") -> str:
 
 def generated_sql(column: str = "n.frontmatter") -> str:
     """True for a note whose front matter says vaultmind wrote it (`vaultmind: summary` or
-    `entity`), wherever it lives."""
+    `entity`), wherever it lives (asked of your notes only: every source note says `vaultmind:
+    source`), once per note, not per leaf: the daemon's check after every save asks it."""
     value = f"json_extract_string({column}, '$.vaultmind')"
     return f"(contains({column}, 'vaultmind') AND coalesce({value}, '') IN ('summary', 'entity'))"
 
@@ -113,7 +114,8 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
                        {_tree_sql()} AS tree,
                        least(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
-                WHERE {kinds} AND NOT {quote_only_sql()} AND NOT {generated_sql()}
+                WHERE {kinds} AND NOT {quote_only_sql()}
+                  AND n.path NOT IN (SELECT g.path FROM notes g WHERE g.kind = 'user' AND {generated_sql("g.frontmatter")})
                   AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""
     return sql, params
 
