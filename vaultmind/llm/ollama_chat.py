@@ -148,7 +148,10 @@ class OllamaChat:
     @classmethod
     def from_config(cls, config: Config) -> OllamaChat:
         return cls(
-            config.ollama_chat_model, host=config.ollama_host, timeout_s=config.ollama_timeout_s, vault=config.vault
+            config.ollama_chat_model,
+            host=config.ollama_host,
+            timeout_s=config.ollama_timeout_s,
+            vault=config.vault,
         )
 
     @property
