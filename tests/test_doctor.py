@@ -74,11 +74,14 @@ def test_the_ollama_check_names_only_what_goes_without_the_model(capsys: pytest.
         _settings(vault, f'{QUIET}{trees}[ollama]\nhost = "{fake.host}"\nchat_model = "mistral"\n')
         code, checks = _doctor(capsys, vault)
         assert code == 0 and checks["ollama"]["state"] == "warn"
-        assert checks["ollama"]["detail"].endswith("lacks mistral (summaries): summaries are extractive until it answers")
+        assert checks["ollama"]["detail"].endswith(
+            "lacks mistral (summaries): summaries sealed meanwhile are extractive "
+            "(and stay so once it answers: `vaultmind status` counts them)"
+        )
         _settings(vault, f'{QUIET}{trees}[ollama]\nhost = "{fake.host}"\nchat_model = ""\n')
         code, checks = _doctor(capsys, vault)
     assert code == 0 and checks["ollama"]["state"] == "warn"
-    assert checks["ollama"]["detail"] == "no model is set for summaries: summaries are extractive"
+    assert checks["ollama"]["detail"] == "no model is set for summaries: summaries sealed meanwhile are extractive"
     assert "[trees] summarizer_model" in checks["ollama"]["hint"] and "ollama pull" not in checks["ollama"]["hint"]
 
 

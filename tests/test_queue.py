@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -884,3 +885,28 @@ def _work_until_empty(memory: Memory, pool: WorkerPool, *, tries: int) -> None:
             threading.Event().wait(0.02)
     finally:
         pool.stop(timeout_s=10)
+
+
+def test_a_stop_cuts_a_jobs_llm_call_at_once_and_puts_the_job_back_without_an_attempt(
+    tmp_path: Path, index: Index
+) -> None:
+    """A keep-or-drop question in flight held `vaultmind stop` for up to `[ollama] timeout_s`
+    + 5 s (a service manager's restart too); the summarizer's call was cut at once already."""
+
+    def run(ctx: JobContext, job: Any) -> str | None:
+        ctx.chat().chat([{"role": "user", "content": "keep or drop?"}])
+        return None
+
+    with FakeOllama(failure="hang") as fake:
+        config = load_config(tmp_path, embed_provider="none").with_(ollama_host=fake.host, ollama_timeout_s=20.0)
+        add(index, "slow", max_attempts=2)
+        kind = JobKind("test", run, llm_bound=True)
+        pool = WorkerPool(config, index=index, kinds=[kind], settings=QueueSettings(workers=1, poll_s=0.02))
+        pool.start()
+        assert until(lambda: len(fake.requests_to("/api/chat")) == 1)
+        began = time.monotonic()
+        pool.stop()
+        assert time.monotonic() - began < 5
+    (job,) = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
+    assert job[:3] == ("ready", 0, None) and "given up for a stop" in job[3]
+    assert pool.counts["refused"] == pool.counts["failed"] == pool.counts["retry"] == 0

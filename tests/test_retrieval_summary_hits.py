@@ -36,7 +36,10 @@ def sealed(vault: Path) -> Iterator[tuple[Memory, str]]:
     with Memory.open(config) as memory:
         memory.sync()
         assert seal_ready(memory).sealed
-        summary_id, path = memory.index.query("SELECT id, note_path FROM summaries WHERE level = 1 ORDER BY id LIMIT 1")[0]
+        summary_id, path = memory.index.query(  # one with a parent, for `drill_down`
+            "SELECT id, note_path FROM summaries WHERE level = 1 "
+            "AND id IN (SELECT unnest(children) FROM summaries WHERE level = 2) ORDER BY id LIMIT 1"
+        )[0]
         note = vault / path
         paragraph = "The restoration crew logged weather, paint, timber and rigging work for the lighthouse. " * 6
         note.write_text(note.read_text(encoding="utf-8") + "\n" + "\n\n".join([paragraph] * 5) + "\n\n" + TAIL + "\n", encoding="utf-8")

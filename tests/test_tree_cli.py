@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from vaultmind.tree.settings import TreeSettings
 from .conftest import run_main, write
 from .treekit import TREE, chat_day, tokens_of
 
+HOUR_BEFORE_AT = 1_709_550_000  # 2024-03-04T11:00:00Z, an hour before the "now" the flushes pass
+LONG_AGO = 1_700_000_000  # 2023-11-14: notes last written then are quiet at any "now" the tests pass
 CONFIG = f"""[embeddings]
 provider = "none"
 [entities]
@@ -138,11 +141,13 @@ def test_the_listing_shows_edited_summaries_in_their_own_column_and_says_when_it
     vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(vault, ".vaultmind/config.toml", CONFIG)
-    chat_day(vault, 0, 0, 10)
+    day = vault / chat_day(vault, 0, 0, 10)
     code, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z", "--json")
     assert code == 0
     l1 = next(s["path"] for s in report["sealed"] if s["level"] == 1)
     (vault / l1).write_text((vault / l1).read_text(encoding="utf-8") + "My own line.\n", encoding="utf-8")
+    for written in (day, vault / l1):  # an hour before that "now": the L2 above them does not wait
+        os.utime(written, (HOUR_BEFORE_AT, HOUR_BEFORE_AT))
     assert run_main(capsys, "flush", "--vault", str(vault), "--at", "2024-03-04T12:00:00Z")[0] == 0  # syncs it
     code, out, _ = run_main(capsys, "tree", "--vault", str(vault))
     header, row = out.splitlines()[:2]
@@ -228,7 +233,8 @@ def test_a_stale_summary_is_said_to_be_sealed_again_by_a_command_that_exists(
     vault: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(vault, ".vaultmind/config.toml", CONFIG)
-    chat_day(vault, 0, 0, 3)
+    day = vault / chat_day(vault, 0, 0, 3)
+    os.utime(day, (LONG_AGO, LONG_AGO))  # nothing under the summary is being written
     _, report, _ = run_main(capsys, "flush", "--vault", str(vault), "--all", "--json")
     path = vault / report["sealed"][0]["path"]
     text = path.read_text(encoding="utf-8")

@@ -112,7 +112,7 @@ FEATURE_KEYS: dict[str, tuple[str, ...]] = {
     "queue": ("workers", "llm_concurrency", "lease_s", "poll_s", "reconcile_s"),
     "trees": (
         "l0_tokens", "fanout", "flush_after_hours", "summarizer", "summarizer_model",
-        "summarizer_timeout_s", "user_notes",
+        "summarizer_timeout_s", "user_notes", "reseal_quiet_minutes",
     ),
     "entities": ("create_threshold", "create_kinds", "ner_model", "ner_batch", "fuzzy_threshold", "ner_inline"),
 }  # fmt: skip

@@ -147,12 +147,16 @@ def ollama(config: Config) -> Check:
 
 
 def _without(uses: dict[str, list[str]], models: Iterable[str], until: str = " until it answers") -> str:
-    """What goes without `models` (of `uses`): only what they are used for."""
+    """What goes without `models` (of `uses`): only what they are used for. A summary sealed
+    meanwhile stays extractive once the model answers (until you delete it), so that is said."""
     used = {u for m in models for u in uses[m]}
     if "embeddings" in used:
         return "no vectors are made (search stays lexical)"
-    waits = ["gray-band admission decisions wait"] if "admission" in used else []
-    return " and ".join([*waits, *(["summaries are extractive"] if "summaries" in used else [])]) + until
+    waits = [f"gray-band admission decisions wait{until}"] if "admission" in used else []
+    extractive = "summaries sealed meanwhile are extractive" + (
+        " (and stay so once it answers: `vaultmind status` counts them)" if until else ""
+    )
+    return " and ".join([*waits, *([extractive] if "summaries" in used else [])])
 
 
 def daemon(config: Config, client: DaemonClient | None, held: Held | None = None) -> Check:

@@ -150,10 +150,18 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
         "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
         "needs_rebuild": bool(index.get_meta("needs_rebuild")),  # set by a migration this version ran
         "schema_version": index.get_meta("schema_version"),  # the migrations' scheme the index was created under
+        "extractive": _extractive_summaries(index),
         "links": int(index.scalar("SELECT count(*) FROM links")),
         "tags": int(index.scalar("SELECT count(DISTINCT tag) FROM tags")),
         "admission": admission_status(index),
     }
+
+
+def _extractive_summaries(index: Index) -> int:
+    """Summary notes of vaultmind's (not edited) that the fallback summarizer wrote."""
+    if not has_table(index, "summaries"):
+        return 0
+    return int(index.scalar("SELECT count(*) FROM summaries WHERE summarizer = 'fallback' AND NOT user_edited"))
 
 
 # the problems whose file is indexed all the same (warnings); the others' files are left out
@@ -242,6 +250,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
             "total": sum(kinds.values()),
             "source": kinds.get("source", 0),
             "summary": kinds.get("summary", 0),
+            "summary_extractive": counts.get("extractive", 0),
             "entity": kinds.get("entity", 0),
             "user": kinds.get("user", 0),
             "readme": kinds.get("readme", 0),
@@ -256,6 +265,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
             "error": memory.syncer.embed_error,
         },
         "entities": entities,
+        "trees": _extractive_notice(counts.get("extractive", 0), config),
         "admission": counts["admission"],
         "queue": _llm_waits(queue_status(idx, vault=config.vault), config),
         # each with whether the file is indexed all the same (a warning) or left out
@@ -281,6 +291,24 @@ def with_daemon(report: dict[str, Any], daemon: dict[str, Any]) -> dict[str, Any
         notice = f"{said}; {queue['notice']}" if queue.get("notice") else said
         report["queue"] = {**queue, "health": "paused", "notice": notice}
     return report
+
+
+def _extractive_notice(extractive: int, config: Config) -> dict[str, Any]:
+    """The trees' part: with an Ollama summarizer configured, how many summaries the fallback
+    wrote (Ollama did not answer, or refused their answers) and how to have the model write
+    them: they are never rewritten on their own once it answers (`docs/trees.md`)."""
+    from vaultmind.tree.settings import TreeSettings
+
+    summarizer = TreeSettings.from_extra(config.extra).summarizer
+    if summarizer == "fallback" or not extractive:
+        return {"summarizer": summarizer, "extractive": extractive, "notice": None}
+    notice = (
+        f"{counted(extractive, 'summary', 'summaries')} written by the extractive fallback (Ollama did not answer, "
+        "or its answers were refused); they stay so: once Ollama answers, delete them (a tree's listing, "
+        f"`{command_line('tree', 'TREE', vault=config.vault)}`, names each summary's summarizer) and "
+        f"`{command_line('flush', vault=config.vault)}` has the model write them"
+    )
+    return {"summarizer": summarizer, "extractive": extractive, "notice": notice}
 
 
 def _llm_waits(queue: dict[str, Any], config: Config) -> dict[str, Any]:

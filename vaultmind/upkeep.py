@@ -11,9 +11,10 @@ import os
 import sys
 import threading
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.queue.workers import WAIT_STEP_S, join_within
+from vaultmind.tree.note import iso_time
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -29,7 +30,8 @@ class TreeKeeper:
 
     A seal may wait minutes on Ollama, so it never runs on the watcher's thread; syncs are
     serialised by `Memory.sync_lock`, and the upkeep pauses between steps while a watcher batch
-    or a request is pending (`Memory.foreground`). Flushing also happens at least every `FLUSH_EVERY_S`.
+    or a request is pending (`Memory.foreground`). Flushing also happens at least every `FLUSH_EVERY_S`,
+    and once the first stale summary waiting for its notes to go quiet may be sealed again.
     """
 
     FLUSH_EVERY_S = 3600.0
@@ -41,6 +43,7 @@ class TreeKeeper:
         self._thread = threading.Thread(target=self._run, name="vaultmind-trees", daemon=True)
         self.runs = 0
         self.last_error: str | None = None
+        self._next_s = self.FLUSH_EVERY_S  # until the next pass when nothing changes
 
     def start(self) -> None:
         self._thread.start()
@@ -70,7 +73,7 @@ class TreeKeeper:
 
         _lower_priority()
         while not self._stop.is_set():
-            self._wake.wait(self.FLUSH_EVERY_S)
+            self._wake.wait(self._next_s)
             self._wake.clear()
             if self._stop.is_set():
                 return
@@ -84,7 +87,8 @@ class TreeKeeper:
                 self.memory.yield_to_foreground()
                 if self._stop.is_set():
                     return  # stopping: no graph rebuild nor tree pass on the way out
-                maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
+                report = maintain(self.memory, now=datetime.now(UTC), progress=self.memory.syncer.progress)
+                self._next_s = self.next_pass_s(report.waiting, datetime.now(UTC))
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.serving_pool.trim(idle=True)
             except Exception as exc:  # keep the daemon alive; the next change retries
@@ -92,6 +96,15 @@ class TreeKeeper:
                 log.exception("tree maintenance failed")
             self.last_error = "; ".join(errors) or None
             self.runs += 1
+
+    def next_pass_s(self, waiting: list[dict[str, Any]], now: datetime) -> float:
+        """Seconds until the next pass: when the first waiting stale summary may be sealed (a
+        second after it), at most `FLUSH_EVERY_S`."""
+        times = [iso_time(w["until"]) for w in waiting if w.get("until")]
+        if not times:
+            return self.FLUSH_EVERY_S
+        first = min(t if t.tzinfo else t.replace(tzinfo=UTC) for t in times)
+        return min(self.FLUSH_EVERY_S, max(1.0, (first - now).total_seconds() + 1.0))
 
 
 def _lower_priority() -> None:

@@ -24,7 +24,8 @@ as Ollama does. Failure modes (`failure`, applied to `failure_paths`, for the fi
 `failure_times` matching requests or forever when None): "500" (an error JSON), "garbage"
 (200 with a body that is not JSON), "hang" (no answer until the client gives up or the fake
 stops), "disconnect" (the connection is closed without an answer). `delay_s` postpones every
-POST answer; `embed_answer` turns the vectors `/api/embed` would send into what it sends (one
+POST answer; `refuse_think` answers a chat request that has a `think` field 400 "does not support
+thinking" (as Ollama does for a model without it); `embed_answer` turns the vectors `/api/embed` would send into what it sends (one
 fewer, empty ones). Attributes may be changed while the server runs. Every request is recorded in
 `requests` (thread-safe list of `RecordedRequest`).
 
@@ -112,6 +113,7 @@ class FakeOllama:
         embed_answer: Callable[[list[list[float]]], Any] | None = None,
         contexts: Mapping[str, int] | None = None,
         num_ctx: Mapping[str, int] | None = None,
+        refuse_think: bool = False,
     ) -> None:
         if failure is not None and failure not in FAILURES:
             raise ValueError(f"failure must be one of {FAILURES}, got {failure!r}")
@@ -124,6 +126,7 @@ class FakeOllama:
         self.failure = failure
         self.failure_paths: set[str] = set(failure_paths)
         self.failure_times = failure_times
+        self.refuse_think = refuse_think
         self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
         self.contexts: dict[str, int] = {_canonical(k): v for k, v in (contexts or {}).items()}  # its context_length
         self.num_ctx: dict[str, int] = {_canonical(k): v for k, v in (num_ctx or {}).items()}  # its Modelfile's num_ctx
@@ -361,6 +364,9 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     self._json(400, {"error": f'"{model}" does not support {kind}'})
                 else:
                     self._not_found(model)
+                return
+            if fake.refuse_think and "think" in body:
+                self._json(400, {"error": f'"{model}" does not support thinking'})
                 return
             text = fake.responder(request)
             base = {

@@ -181,6 +181,8 @@ def print_status(status: dict[str, Any]) -> None:
         if emb.get("missing"):
             line += f", {emb['missing']:,} waiting"
     print(line)
+    if (status.get("trees") or {}).get("notice"):
+        print(safe(f"        {status['trees']['notice']}"))
     print(f"links   {status['links']:,}; tags {status['tags']:,}")
     ents = status.get("entities") or {}
     if ents:

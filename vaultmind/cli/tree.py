@@ -176,8 +176,18 @@ def print_tree(result: dict[str, Any]) -> None:
 
 
 def print_report(result: dict[str, Any]) -> None:
+    waited = result.get("waited_for")
+    if waited is not None:  # the daemon's background pass was sealing: what you waited for
+        print(
+            f"vaultmind: waited for the daemon's background pass, which sealed "
+            f"{counted(len(waited['sealed']), 'summary', 'summaries')} in {waited['seconds']:.2f} s "
+            f"({counted(waited['llm_calls'], 'LLM call')}, {waited['fallbacks']} by the fallback summarizer)"
+        )
+        for s in waited["sealed"]:
+            print(f"  + L{s['level']} {s['path']} ({counted(s['children'], 'child', 'children')}, {s['summarizer']})")
     sealed = result["sealed"]
-    print(f"vaultmind: {counted(len(sealed), 'summary', 'summaries')} sealed in {result['seconds']:.2f} s", end="")
+    then = "then " if waited is not None else ""
+    print(f"vaultmind: {then}{counted(len(sealed), 'summary', 'summaries')} sealed in {result['seconds']:.2f} s", end="")
     print(f" ({counted(result['llm_calls'], 'LLM call')}, {result['fallbacks']} by the fallback summarizer)")
     for s in sealed:
         why = f": {s['note']}" if s.get("note") else ""  # why it fell back
@@ -186,6 +196,8 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  - L{s['level']} {s['path']} (stale, folded again)")
     for s in result.get("refreshed", ()):
         print(f"  ~ L{s['level']} {s['path']} (entity links or title updated)")
+    for s in result.get("waiting", ()):
+        print(f"  … L{s['level']} {s['path']}: stale, waits for the edits below it to settle (until {s['until']})")
     for s in result["kept"]:
         print(f"  = {s['path']}: {s['reason']}")
     for a in result["aborted"]:

@@ -16,6 +16,13 @@ do without looking at HTTP details:
 The hints name the settings of the caller (`ErrorHints`): the judge's `[ollama]` ones and
 `vaultmind retry` by default, the summarizer's `[trees]` ones and what re-does its summaries.
 
+Every request asks the model not to think (`think: false`): a reasoning model (qwen3,
+deepseek-r1) otherwise spends the small `num_predict` of a summary on its reasoning. A server
+that refuses the field is asked again without it (and never with it again). Whatever reasoning
+still comes back in the answer's text, a leading `<think>…</think>` block, an unclosed one (the
+answer was cut off while thinking) or the end of one the model's template opened, is stripped
+(`strip_thinking`): no reasoning is ever written as a summary or parsed as the judge's JSON.
+
 `chat_json` asks for JSON (`format="json"` or a JSON schema) and parses the answer defensively:
 a JSON object is taken from the first `{` to the matching `}` even when the model wraps it in
 prose or a code fence; an answer with no JSON object raises `LlmBadAnswer`, which callers
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +51,10 @@ if TYPE_CHECKING:
 
 _CONFIG_HINT = "check [ollama] host in .vaultmind/config.toml"
 _CANCEL_POLL_S = 0.1  # how often a call that may be interrupted looks at its event
+_THINK_BLOCK_RE = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"\A\s*<(?:think|thinking|reasoning)>", re.IGNORECASE)
+_THINK_OPEN_ANY_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
 
 
 class LlmError(VaultmindError):
@@ -134,6 +146,7 @@ class OllamaChat:
         self._slots = slots
         self._cancel: threading.Event | None = None
         self._on_answer = on_answer  # told, in the asking thread, each time the model answers
+        self._think_field = True  # False once the server refused `think` (an Ollama before 0.9)
 
     @classmethod
     def from_config(cls, config: Config, *, on_answer: Callable[[], None] | None = None) -> OllamaChat:
@@ -187,7 +200,7 @@ class OllamaChat:
         fmt: Literal["", "json"] | dict[str, Any] | None = (
             dict(format) if isinstance(format, Mapping) else format
         )
-        request = {
+        request: dict[str, Any] = {
             "model": self._model,
             "messages": [dict(m) for m in messages],
             "stream": False,
@@ -196,7 +209,7 @@ class OllamaChat:
         }
         self._take_slot()
         try:
-            response = self._ask(request)
+            response = self._ask_without_thinking(request)
         except ollama.ResponseError as exc:
             raise self._response_error(exc, where) from exc
         # ConnectionError: the client's translation of httpx.ConnectError; a connect that times
@@ -211,7 +224,11 @@ class OllamaChat:
                 hint=f"the model may still be loading; raise {self._hints.timeout} if this persists",
             ) from exc
         except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
-            raise LlmTransient(f"request to {where} failed: {_short(exc)}", hint=_CONFIG_HINT) from exc
+            raise LlmTransient(
+                f"request to {where} failed: {_short(exc)}",
+                hint="the server broke off its answer (did Ollama stop, restart or run out of memory? see its log, "
+                f"the `ollama serve` output); it is asked again later. If the host is wrong: {_CONFIG_HINT}",
+            ) from exc
         except (ValueError, TypeError) as exc:  # a body that is not JSON, or of the wrong shape
             raise LlmTransient(
                 f"{where} sent a malformed chat response: {_short(exc)}",
@@ -225,7 +242,7 @@ class OllamaChat:
             raise LlmTransient(f"{where} sent a chat response without message content")
         if self._on_answer is not None:
             self._on_answer()
-        return content
+        return strip_thinking(content)
 
     def chat_json(
         self,
@@ -251,6 +268,20 @@ class OllamaChat:
     def _check_cancel(self) -> None:
         if self._cancel is not None and self._cancel.is_set():
             raise LlmCancelled(f"the call to Ollama at {self._host} was given up: vaultmind is stopping")
+
+    def _ask_without_thinking(self, request: dict[str, Any]) -> Any:
+        """`_ask` with `think: false`; asked again without the field when the server refuses it."""
+        import ollama
+
+        if not self._think_field:
+            return self._ask(request)
+        try:
+            return self._ask({**request, "think": False})
+        except ollama.ResponseError as exc:
+            if exc.status_code != 400 or "think" not in str(exc.error).lower():
+                raise
+            self._think_field = False
+            return self._ask(request)
 
     def _ask(self, request: dict[str, Any]) -> Any:
         """The client's answer to `request`; with an interrupting event, asked on a thread of its
@@ -341,6 +372,22 @@ def parse_json_object(raw: str) -> dict[str, Any]:
             return value
         start = text.find("{", start + 1)
     raise LlmBadAnswer(f"the model did not answer with a JSON object: {_clip(text, 120)!r}", raw=raw)
+
+
+def strip_thinking(text: str) -> str:
+    """`text` without a reasoning model's thinking: leading `<think>…</think>` blocks (also
+    `<thinking>`, `<reasoning>`), everything when one is never closed (the answer was cut off
+    while thinking), and everything up to a closing tag whose opening the model's template
+    wrote (the text starts inside the block). An answer with no such tag is returned as is."""
+    stripped = False
+    while (block := _THINK_BLOCK_RE.match(text)) is not None:
+        text, stripped = text[block.end() :], True
+    if _THINK_OPEN_RE.match(text):
+        return ""
+    close = None if stripped else _THINK_CLOSE_RE.search(text)
+    if close is not None and not _THINK_OPEN_ANY_RE.search(text, 0, close.start()):
+        return text[close.end() :].lstrip()
+    return text.lstrip() if stripped else text
 
 
 def prompt_hash(*parts: str) -> str:

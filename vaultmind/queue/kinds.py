@@ -25,12 +25,22 @@ if TYPE_CHECKING:
 
 
 class JobContext:
-    """What a handler gets: the index, the config, the clock and a shared chat client."""
+    """What a handler gets: the index, the config, the clock and a shared chat client. With
+    `stopping` (the worker pool's stop), a call of that client in flight ends with
+    `LlmCancelled` once it is set: a stop does not wait out a slow answer (up to `[ollama]
+    timeout_s`), and the pool puts the job back without counting an attempt."""
 
-    def __init__(self, index: Index, config: Config, clock: Callable[[], int]):
+    def __init__(
+        self,
+        index: Index,
+        config: Config,
+        clock: Callable[[], int],
+        stopping: threading.Event | None = None,
+    ):
         self.index = index
         self.config = config
         self.clock = clock
+        self._stopping = stopping
         self._chat: OllamaChat | None = None
         self._lock = threading.Lock()
         self._heard = threading.local()  # the model's answers each worker thread received
@@ -43,6 +53,8 @@ class JobContext:
         with self._lock:
             if self._chat is None:
                 self._chat = OllamaChat.from_config(self.config, on_answer=self.model_answered)
+                if self._stopping is not None:
+                    self._chat.interrupt_on(self._stopping)
             return self._chat
 
     def model_answered(self) -> None:

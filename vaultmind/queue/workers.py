@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.admission.importance import importance_kind
 from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.llm.ollama_chat import LlmCancelled
 from vaultmind.llm.slots import llm_slots
 from vaultmind.queue.failures import BACKOFF, classify
 from vaultmind.queue.kinds import JobContext, JobKind
@@ -134,7 +135,6 @@ class WorkerPool:
         # A job makes one LLM call, bounded by `[ollama] timeout_s`: its lease outlasts that call,
         # so a slow answer is never taken for a dead worker's job and claimed a second time.
         self.lease_s = max(self.settings.lease_s, 2 * config.ollama_timeout_s + LEASE_MARGIN_S)
-        self.context = JobContext(index, config, clock)
         self._llm = llm_slots(config.vault, self.settings.llm_concurrency)  # the seals' too
         self._gate_lock = threading.Lock()
         self._gate_closed_until = 0
@@ -142,6 +142,7 @@ class WorkerPool:
         self._probing = False  # a job is testing a gate that was closed (the others wait)
         self._wake = threading.Condition()
         self._stop = threading.Event()
+        self.context = JobContext(index, config, clock, stopping=self._stop)  # a stop cuts its LLM calls
         self._threads: list[threading.Thread] = []
         self._hand_lock = threading.Lock()
         self._in_hand: dict[int, Job] = {}  # the jobs being run, by id
@@ -173,7 +174,8 @@ class WorkerPool:
 
     def stop(self, timeout_s: float | None = None, give_up: threading.Event | None = None) -> None:
         """Stop claiming; wait for the jobs in hand (bounded by the LLM timeout), and no longer
-        once `give_up` is set. A job still running then is put back, ready for the next start
+        once `give_up` is set. A job's LLM call in flight ends at once (`JobContext`), and the
+        job is put back without its attempt counted. A job still running then is put back, ready for the next start
         without its attempt counted (it was not left marked running, to be taken at the next
         start for the job of a process that died, an attempt spent each time), and said."""
         self._stop.set()
@@ -302,6 +304,10 @@ class WorkerPool:
     def _run(self, job: Job, kind: JobKind, *, asks: bool) -> None:
         try:
             note = self._handle(job, kind, asks=asks)
+        except LlmCancelled:  # the stop cut its LLM call: nothing is known against the job
+            if put_back(self.index, job, "its LLM call was given up for a stop; no attempt counted", now=self.clock()):
+                log.info("job #%d %s: its LLM call was given up for the stop; it is ready again", job.id, job.kind)
+            return
         except Exception as exc:
             failure = classify(exc)
             message = str(exc) or type(exc).__name__

@@ -3,7 +3,10 @@
 - A leaf belongs to the tree of its note (`note.tree_for_note`): source notes by `source_id`,
   your own notes by top folder (unless `[trees] user_notes = false`). Summary and entity
   notes never feed a tree, nor does a note flagged `quote-only: true` (also `quote_only`,
-  `vaultmind_quote_only`): it is always returned verbatim.
+  `vaultmind_quote_only`): it is always returned verbatim. A summary or entity note you moved
+  out of `summaries/` or `entities/` is one of your notes from then on, but its front matter
+  still says `vaultmind: summary` (or `entity`): it feeds no tree either (`generated_sql`),
+  else its text would be summarized again, a copy of a summary in a tree of its own.
 - When the `admission` table exists, only leaves whose decision is `admitted` count; without
   it every leaf of a tree counts.
 - The level-0 buffer of a tree: its leaves not among the children of any level-1 summary,
@@ -70,6 +73,14 @@ def quote_only_sql(column: str = "n.frontmatter") -> str:
     return f"(contains({column}, 'quote') AND lower(coalesce({checks}, 'false')) IN ({values}))"
 
 
+def generated_sql(column: str = "n.frontmatter") -> str:
+    """True for a note whose front matter says vaultmind wrote it (`vaultmind: summary` or
+    `entity`), wherever it lives (asked of your notes only: every source note says `vaultmind:
+    source`), once per note, not per leaf: the daemon's check after every save asks it."""
+    value = f"json_extract_string({column}, '$.vaultmind')"
+    return f"(contains({column}, 'vaultmind') AND coalesce({value}, '') IN ('summary', 'entity'))"
+
+
 def _tree_sql() -> str:
     return (
         "CASE WHEN n.kind = 'source' THEN n.source_id "
@@ -104,6 +115,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
                        least(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
                 FROM leaves l JOIN notes n ON n.path = l.note_path
                 WHERE {kinds} AND NOT {quote_only_sql()}
+                  AND n.path NOT IN (SELECT g.path FROM notes g WHERE g.kind = 'user' AND {generated_sql("g.frontmatter")})
                   AND NOT regexp_matches(n.path, '{UNLINKABLE_PATH}') {admitted})"""
     return sql, params
 

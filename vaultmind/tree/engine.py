@@ -14,7 +14,8 @@ this one abort cleanly (reported, nothing written). Gates: level 0 seals when it
 `fanout` summaries (taking that many). The cascade climbs at most to level 32. `flush` forces
 only level 0 (a quiet source's last leaves); upper levels are never forced, so no chain of
 one-child summaries can appear above level 1. `reseal_stale` deletes stale summaries you have
-not edited (bounded by `max_nodes`) and folds their children again; what you gave a deleted
+not edited (bounded by `max_nodes`; one over notes still being written waits: `quiet`) and
+folds their children again, under the same name when the children are the same (`summary_id`); what you gave a deleted
 one (title, aliases, properties) waits in the index (`unsealed`) until it is sealed again. A
 note that cannot be written aborts its own seal, never the other trees.
 """
@@ -49,12 +50,14 @@ from vaultmind.tree.note import (
     children_digest,
     is_generated_title,
     is_vaultminds,
+    iso_z,
     naive_utc,
     summary_id,
     summary_path,
     summary_title,
     user_title,
 )
+from vaultmind.tree.quiet import still_settling
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
 from vaultmind.tree.summarizers import summarizer_for
@@ -80,6 +83,9 @@ class SealReport:
     unsealed: list[dict[str, Any]] = field(default_factory=list)
     flushed: list[str] = field(default_factory=list)
     refreshed: list[dict[str, Any]] = field(default_factory=list)  # entity links or title rewritten
+    waiting: list[dict[str, Any]] = field(default_factory=list)  # stale, under notes still being written
+    # what the pass this one waited for did (a flush asked for while the daemon sealed): sealed, calls
+    waited_for: dict[str, Any] | None = None
     llm_calls: int = 0
     fallbacks: int = 0
     seconds: float = 0.0
@@ -91,6 +97,7 @@ class SealReport:
         self.unsealed += other.unsealed
         self.flushed += other.flushed
         self.refreshed += other.refreshed
+        self.waiting += other.waiting
         self.llm_calls += other.llm_calls
         self.fallbacks += other.fallbacks
         self.seconds += other.seconds
@@ -103,6 +110,8 @@ class SealReport:
             "unsealed": self.unsealed,
             "flushed": self.flushed,
             "refreshed": self.refreshed,
+            "waiting": self.waiting,
+            **({"waited_for": self.waited_for} if self.waited_for is not None else {}),
             "llm_calls": self.llm_calls,
             "fallbacks": self.fallbacks,
             "seconds": round(self.seconds, 3),
@@ -164,18 +173,32 @@ def flush(
     return sealer.done()
 
 
-def reseal_stale(memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None) -> SealReport:
+def reseal_stale(
+    memory: Memory, *, max_nodes: int, summarizer: Summarizer | None = None, now: datetime | None = None
+) -> SealReport:
     """Remove up to `max_nodes` stale summaries (lowest levels first; never one you edited)
-    and fold their children again: level 0 up to the last freed leaf, gates above."""
+    and fold their children again: level 0 up to the last freed leaf, gates above. With `now`,
+    one whose notes below were written less than `[trees] reseal_quiet_minutes` before it waits
+    (`quiet`: you are still typing), reported in `waiting`; without, none waits."""
     sealer = _Sealer(memory, summarizer)
     with memory.index.lock:
         rows = load_rows(memory.index.con, "s.stale") if max_nodes > 0 else []
+    settling = {}
+    if now is not None:
+        mine = [row for row in rows if not row.user_edited]
+        settling = still_settling(memory.index, mine, now, sealer.settings.reseal_quiet_minutes)
     freed: dict[str, set[str]] = {}
     gone: list[str] = []
     for row in rows:
         if row.user_edited:
             sealer.report.kept.append(
                 {"id": row.id, "path": row.note_path, "reason": "stale, but edited by you"}
+            )
+            continue
+        if row.note_path in settling:
+            until = iso_z(settling[row.note_path])
+            sealer.report.waiting.append(
+                {"id": row.id, "tree": row.tree, "level": row.level, "path": row.note_path, "until": until}
             )
             continue
         if len(gone) >= max_nodes:
@@ -336,7 +359,7 @@ class _Sealer:
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
-        sid = summary_id(tree, level + 1, [item.id for item in group])
+        sid = summary_id(tree, level + 1, hydrated.keys)
         note = SummaryNote(
             id=sid,
             tree=tree,

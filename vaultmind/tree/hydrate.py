@@ -51,6 +51,10 @@ class Hydrated:
     time_start: datetime | None
     time_end: datetime | None
     entities: dict[str, EntityInfo]
+    # what names each child in the summary's id (`note.summary_id`), in order: a message by its
+    # id in its source (a day note renamed or its text edited keeps it), a section by its link
+    # (its text edited keeps it), a summary by its id
+    keys: list[str] = field(default_factory=list)
 
 
 def hydrate(index: Index, vault: Path, level: int, items: Sequence[BufferItem]) -> Hydrated:
@@ -70,7 +74,7 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
                     FROM leaves x
                     WHERE x.note_path IN (SELECT note_path FROM leaves WHERE id IN (SELECT id FROM wanted)))
            SELECT l.id, l.text, l.kind, l.author, l.ts, l.heading_path, n.title, l.note_path, l.anchor,
-                  s.shared, s.k, n.source_kind
+                  s.shared, s.k, n.source_kind, l.message_id
            FROM leaves l JOIN notes n ON n.path = l.note_path JOIN siblings s ON s.id = l.id
            WHERE l.id IN (SELECT id FROM wanted)""",
         [ids],
@@ -89,11 +93,24 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
         names.setdefault(occurring_in, []).append(entities[eid].display)
     children: list[ChildText] = []
     links: list[str] = []
+    keys: list[str] = []
     times: list[datetime] = []
     for leaf_id in ids:
-        _, text, kind, author, ts, heading_path, title, note_path, anchor, shared, k, source_kind = by_id[
-            leaf_id
-        ]
+        (
+            _,
+            text,
+            kind,
+            author,
+            ts,
+            heading_path,
+            title,
+            note_path,
+            anchor,
+            shared,
+            k,
+            source_kind,
+            message_id,
+        ) = by_id[leaf_id]
         if ts is not None:
             times.append(ts)
         label = None
@@ -117,7 +134,8 @@ def _leaves(index: Index, ids: list[str]) -> Hydrated:
             links.append(leaf_link(note_path, anchor, int(k), part_label))
         else:
             links.append(leaf_link(note_path, anchor))
-    return Hydrated(children, links, min(times, default=None), max(times, default=None), entities)
+        keys.append(f"message\0{message_id}" if kind == "message" and message_id else links[-1])
+    return Hydrated(children, links, min(times, default=None), max(times, default=None), entities, keys)
 
 
 def summary_body(vault: Path, path: str) -> str:
@@ -158,7 +176,7 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
     entities = _entity_infos(index, sorted(entity_ids))
     names = tuple(info.display for info in entities.values())
     children = [ChildText(c.id, c.text, c.kind, c.author, c.time, c.title, names) for c in children]
-    return Hydrated(children, links, min(starts, default=None), max(ends, default=None), entities)
+    return Hydrated(children, links, min(starts, default=None), max(ends, default=None), entities, list(ids))
 
 
 def summary_entities(index: Index, level: int, child_ids: Sequence[str]) -> dict[str, EntityInfo]:

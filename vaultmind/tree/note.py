@@ -179,9 +179,12 @@ def user_title(fm: dict[str, Any]) -> str:
     return title.strip() if isinstance(title, str) and title.strip() and not is_generated_title(title) else ""
 
 
-def summary_id(tree: str, level: int, child_ids: Sequence[str]) -> str:
-    """Content-derived: the same tree, level and children give the same id."""
-    data = "\0".join(["vaultmind-summary", tree, str(level), *child_ids])
+def summary_id(tree: str, level: int, children: Sequence[str]) -> str:
+    """Derived from the children (`hydrate.Hydrated.keys`): the same tree, level and children
+    give the same id, and so the same path. A child is named by what it is, not by its text (a
+    message by its id in its source, a section by its link, a summary by its id): a summary
+    sealed again after you edited a note under it keeps its name, and links to it still resolve."""
+    data = "\0".join(["vaultmind-summary", tree, str(level), *children])
     return "s-" + hashlib.sha256(data.encode("utf-8")).hexdigest()[:16]
 
 

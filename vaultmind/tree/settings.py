@@ -8,6 +8,8 @@
     summarizer_model = ""     # Ollama chat model; empty means [ollama] chat_model
     summarizer_timeout_s = 120.0
     user_notes = true         # fold your own notes too, one tree per top folder
+    reseal_quiet_minutes = 10.0  # a stale summary is sealed again once what is under it was
+                                 # not written for this long (0: at once)
 
 Why 3,000 tokens at level 0: the reference design used 50,000, which a personal chat channel
 (messages of 20-50 tokens) or a folder of notes takes months to reach, so almost every summary
@@ -31,6 +33,8 @@ DEFAULT_FLUSH_AFTER_HOURS = 24.0
 MAX_FLUSH_AFTER_HOURS = 87_600.0  # ten years: beyond, a flush that never comes (and dates overflow)
 DEFAULT_SUMMARIZER = "auto"
 DEFAULT_SUMMARIZER_TIMEOUT_S = 120.0
+DEFAULT_RESEAL_QUIET_MINUTES = 10.0
+MAX_RESEAL_QUIET_MINUTES = 10_080.0  # a week
 MAX_LEVEL = 32
 """The cascade cap: no summary above level 32 is ever written."""
 
@@ -46,6 +50,7 @@ class TreeSettings:
     summarizer_model: str = ""
     summarizer_timeout_s: float = DEFAULT_SUMMARIZER_TIMEOUT_S
     user_notes: bool = True
+    reseal_quiet_minutes: float = DEFAULT_RESEAL_QUIET_MINUTES
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any]) -> TreeSettings:
@@ -72,6 +77,12 @@ class TreeSettings:
         user_notes = extra.get("trees.user_notes", True)
         if not isinstance(user_notes, bool):
             raise ConfigError(f"[trees] user_notes = {user_notes!r} must be true or false", path=_CONFIG)
+        quiet = config_number(
+            extra,
+            "trees.reseal_quiet_minutes",
+            DEFAULT_RESEAL_QUIET_MINUTES,
+            between=(0.0, MAX_RESEAL_QUIET_MINUTES),
+        )
         return cls(
             l0_tokens=l0,
             fanout=fanout,
@@ -80,6 +91,7 @@ class TreeSettings:
             summarizer_model=_str(extra, "trees.summarizer_model", ""),
             summarizer_timeout_s=timeout,
             user_notes=user_notes,
+            reseal_quiet_minutes=quiet,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -89,6 +101,7 @@ class TreeSettings:
             "flush_after_hours": self.flush_after_hours,
             "summarizer": self.summarizer,
             "user_notes": self.user_notes,
+            "reseal_quiet_minutes": self.reseal_quiet_minutes,
         }
 
 

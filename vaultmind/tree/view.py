@@ -7,6 +7,7 @@ command works the same with and without a running daemon.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,7 @@ from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, sea
 from vaultmind.tree.folders import tree_folders
 from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_time, iso_z, tree_for_note
+from vaultmind.tree.quiet import still_settling
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
@@ -214,6 +216,8 @@ def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
             r.note_path: r
             for r in resolve_rows(memory.index.con, sorted(infos, key=lambda i: (i.level, i.path)))
         }
+    quiet = TreeSettings.from_extra(memory.config.extra).reseal_quiet_minutes
+    settling = still_settling(memory.index, [r for r in rows if not r.user_edited], datetime.now(UTC), quiet)
     out = []
     for row in rows:
         again = resolved.get(row.note_path)
@@ -234,10 +238,21 @@ def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
                 "path": row.note_path,
                 "user_edited": row.user_edited,
                 "why": why,
-                "action": "kept: you edited it" if row.user_edited else "re-sealed by the next flush",
+                "action": _action(row, settling.get(row.note_path)),
             }
         )
+        if row.note_path in settling:
+            out[-1]["waiting_until"] = iso_z(settling[row.note_path])
     return out
+
+
+def _action(row: SummaryRow, settles: datetime | None) -> str:
+    """What happens next to a stale or edited summary."""
+    if row.user_edited:
+        return "kept: you edited it"
+    if settles is not None:
+        return f"waits for the edits below it to settle, then re-sealed (not before {iso_z(settles)})"
+    return "re-sealed by the next flush"
 
 
 # -- the daemon's routes and the CLI's local path --------------------------------------------
@@ -252,21 +267,38 @@ def maintain(
     summarizer: Summarizer | None = None,
     progress: Progress | None = None,
 ) -> SealReport:
-    """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded),
-    flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
+    """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded;
+    with `flush_all` those over notes still being written too, which wait otherwise), flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
     `progress` hears the summaries sealed and flushed, of about how many are due.
 
     One pass runs at a time (`Memory.seal_lock`): a flush asked for while the background upkeep
-    seals waits for that pass, then runs its own — two passes would race for the same buffers."""
+    seals waits for that pass, then runs its own — two passes would race for the same buffers —
+    and its report says what that pass did (`waited_for`): the summaries you waited for were
+    sealed by it, and the flush's own pass often finds nothing left to do."""
+    finished = _passes.get(memory, (0, None))[0]
     while not memory.seal_lock.acquire(timeout=0.2):
         if memory.stopping.is_set():
             return SealReport()
     try:
-        return _maintain(memory, now, flush_all, max_stale, summarizer, progress)
+        count, last = _passes.get(memory, (0, None))
+        report = _maintain(memory, now, flush_all, max_stale, summarizer, progress)
+        _passes[memory] = (count + 1, report)
     finally:
         memory.seal_lock.release()
+    if count > finished and last is not None:
+        report.waited_for = {
+            "sealed": last.sealed,
+            "llm_calls": last.llm_calls,
+            "fallbacks": last.fallbacks,
+            "seconds": round(last.seconds, 3),
+        }
+    return report
+
+
+_passes: weakref.WeakKeyDictionary[Memory, tuple[int, SealReport | None]] = weakref.WeakKeyDictionary()
+"""Per memory: how many seal passes ended, and the report of the last one."""
 
 
 def _maintain(
@@ -283,7 +315,9 @@ def _maintain(
     phases: list[Callable[[], SealReport]] = [
         lambda: finish_refresh(memory),
         lambda: seal_ready(memory, summarizer=active, progress=progress),
-        lambda: reseal_stale(memory, max_nodes=max_stale, summarizer=active),
+        lambda: reseal_stale(
+            memory, max_nodes=max_stale, summarizer=active, now=None if flush_all else now
+        ),
         lambda: flush(memory, now=flush_at, summarizer=active, older_than_hours=older_than, progress=progress),
         lambda: refresh_summaries(memory),
     ]
