@@ -4,14 +4,14 @@ reindex never embeds again)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
-from vaultmind.index.row_groups import refill_last_group
+from vaultmind.index.row_groups import fill_last_group
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.model import Progress
@@ -73,6 +73,7 @@ def embed_missing(
     only: dict[str, str] | None = None,
     *,
     into: dict[str, npt.NDArray[np.float32]] | None = None,
+    fill_groups: bool = False,
 ) -> int:
     """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
 
@@ -83,9 +84,11 @@ def embed_missing(
     Raises `DimensionChanged` (nothing of the batch stored) when the model's vectors are
     not of the dimension of those stored for it.
 
-    Within a whole-vault load's transaction, the vectors of the last part-filled row group of
-    `embeddings` are first moved ahead of the new ones (`row_groups.refill_last_group`), so
-    that the load's checkpoint does not rewrite that group in memory."""
+    Within a whole-vault load's transaction, or with `fill_groups` (the vectors of a large sync,
+    whose checkpoint waits for them), the vectors of the last part-filled row group of
+    `embeddings` are moved ahead of the new ones (`row_groups.fill_last_group`), so that the
+    checkpoint does not rewrite that group in memory. They are moved once the first batch is
+    embedded: a provider that is down fails before anything moved."""
     model = embedder.model_id
     if only is not None:
         if not only:
@@ -110,10 +113,7 @@ def embed_missing(
             return 0
         if progress:
             progress("embed", 0, total)
-        if index.in_bulk:  # one transaction, whose full row groups are written as they fill
-            with index.transaction() as con:
-                refill_last_group(con, "embeddings", total)
-            drop_written_blocks(index)
+        make_room = _room_maker(index, total) if index.in_bulk or fill_groups else None
         done = 0
         end = int(index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
         for start in range(0, end, EMBED_FETCH_ROWS):
@@ -124,12 +124,27 @@ def embed_missing(
                    GROUP BY l.content_hash ORDER BY l.content_hash""",
                 [start, start + EMBED_FETCH_ROWS, model],
             )
-            done = _embed_rows(index, embedder, todo, done, total, batch, progress)
+            done = _embed_rows(index, embedder, todo, done, total, batch, progress, before_write=make_room)
             drop_written_blocks(index)
         return done
     if progress and todo:
         progress("embed", 0, len(todo))
     return _embed_rows(index, embedder, todo, 0, len(todo), batch, progress, into)
+
+
+def _room_maker(index: Index, total: int) -> Callable[[], None]:
+    """What makes room for `total` new vectors before the first is written: the rows of the
+    last part-filled row group of `embeddings` moved ahead of them, once."""
+    moved = False
+
+    def make_room() -> None:
+        nonlocal moved
+        if not moved:
+            moved = True
+            fill_last_group(index, "embeddings", total)
+            drop_written_blocks(index)  # a load's full row groups are written as they fill
+
+    return make_room
 
 
 def stored_hashes(index: Index, model: str, hashes: Iterable[str]) -> set[str]:
@@ -162,8 +177,11 @@ def _embed_rows(
     batch: int,
     progress: Progress | None,
     into: dict[str, npt.NDArray[np.float32]] | None = None,
+    *,
+    before_write: Callable[[], None] | None = None,
 ) -> int:
-    """Embed and store (content hash, text) rows in batches; returns `done` plus their count."""
+    """Embed and store (content hash, text) rows in batches; returns `done` plus their count.
+    `before_write` runs before each batch is written (after it is embedded)."""
     batch = max(1, batch)
     model = embedder.model_id
     for start in range(0, len(todo), batch):
@@ -171,6 +189,8 @@ def _embed_rows(
         vectors = embedder.embed([text for _, text in chunk])
         if start == 0 and (old := drop_other_widths(index, model, int(vectors.shape[1]))) is not None:
             raise DimensionChanged(model, old, int(vectors.shape[1]))
+        if before_write is not None:
+            before_write()
         with index.transaction() as con:
             insert_rows(
                 con,
