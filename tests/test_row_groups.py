@@ -280,25 +280,3 @@ def test_a_sync_of_fewer_files_embeds_each_batch_as_it_comes(tmp_path: Path) -> 
         assert group_sizes(memory.index.con, "embeddings")[:2] == [RG, RG - 100]
     finally:
         memory.close()
-
-
-@pytest.mark.slow
-def test_nothing_is_moved_when_the_provider_fails_the_first_batch(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The rows are moved once the first batch is embedded: a provider that is down fails
-    before they are, and the load's transaction has nothing of them to undo."""
-    embedder = _static_embedder(tmp_path)
-    index = _index_with_groups(tmp_path / "index.duckdb", RG, RG - 100)
-    try:
-        _new_leaves(index, 150)
-        with caplog.at_level(logging.DEBUG, logger="vaultmind.index.row_groups"):
-            with pytest.raises(EmbedError), index.bulk():
-                embed_missing(index, _FailingAfter(embedder, 0), 64, None)
-            with pytest.raises(EmbedError):
-                embed_missing(index, _FailingAfter(embedder, 0), 64, None, fill_groups=True)
-        assert not [r for r in caplog.records if r.name == "vaultmind.index.row_groups"], "rows moved"
-        index.checkpoint()
-        assert group_sizes(index.con, "embeddings") == [RG, RG - 100]
-    finally:
-        index.close()

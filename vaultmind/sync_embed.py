@@ -4,7 +4,7 @@ reindex never embeds again)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -88,8 +88,9 @@ def embed_missing(
     Within a whole-vault load's transaction, or with `fill_groups` (the vectors of a large sync,
     whose checkpoint waits for them), the vectors of the last part-filled row group of
     `embeddings` are moved ahead of the new ones (`row_groups.fill_last_group`), so that the
-    checkpoint does not rewrite that group in memory. They are moved once the first batch is
-    embedded: a provider that is down fails before anything moved."""
+    checkpoint does not rewrite that group in memory. They are moved before the first batch
+    is embedded: moved after it, the move's blocks came on top of a static model's tables
+    (at 50k notes the daemon's start-up on an upgraded index peaked there, 474 MiB)."""
     model = embedder.model_id
     if only is not None:
         if not only:
@@ -102,7 +103,9 @@ def embed_missing(
             return 0
         if progress:
             progress("embed", 0, total)
-        make_room = _room_maker(index, total) if index.in_bulk or fill_groups else None
+        if index.in_bulk or fill_groups:
+            fill_last_group(index, "embeddings", total)
+            drop_written_blocks(index)  # a load's full row groups are written as they fill
         done = 0
         end = int(index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
         for start in range(0, end, EMBED_FETCH_ROWS):
@@ -113,7 +116,7 @@ def embed_missing(
                    GROUP BY l.content_hash ORDER BY l.content_hash""",
                 [start, start + EMBED_FETCH_ROWS, model],
             )
-            done = _embed_rows(index, embedder, todo, done, total, batch, progress, before_write=make_room)
+            done = _embed_rows(index, embedder, todo, done, total, batch, progress)
             drop_written_blocks(index)
         return done
     if progress and todo:
@@ -143,21 +146,6 @@ def backlog_size(index: Index, model: str) -> int:
         )
 
     return count() if index.in_bulk else index.small_pool_read(count, BACKLOG_MEMORY_LIMIT)
-
-
-def _room_maker(index: Index, total: int) -> Callable[[], None]:
-    """What makes room for `total` new vectors before the first is written: the rows of the
-    last part-filled row group of `embeddings` moved ahead of them, once."""
-    moved = False
-
-    def make_room() -> None:
-        nonlocal moved
-        if not moved:
-            moved = True
-            fill_last_group(index, "embeddings", total)
-            drop_written_blocks(index)  # a load's full row groups are written as they fill
-
-    return make_room
 
 
 def stored_hashes(index: Index, model: str, hashes: Iterable[str]) -> set[str]:
@@ -190,11 +178,8 @@ def _embed_rows(
     batch: int,
     progress: Progress | None,
     into: dict[str, npt.NDArray[np.float32]] | None = None,
-    *,
-    before_write: Callable[[], None] | None = None,
 ) -> int:
-    """Embed and store (content hash, text) rows in batches; returns `done` plus their count.
-    `before_write` runs before each batch is written (after it is embedded)."""
+    """Embed and store (content hash, text) rows in batches; returns `done` plus their count."""
     batch = max(1, batch)
     model = embedder.model_id
     for start in range(0, len(todo), batch):
@@ -202,8 +187,6 @@ def _embed_rows(
         vectors = embedder.embed([text for _, text in chunk])
         if start == 0 and (old := drop_other_widths(index, model, int(vectors.shape[1]))) is not None:
             raise DimensionChanged(model, old, int(vectors.shape[1]))
-        if before_write is not None:
-            before_write()
         with index.transaction() as con:
             insert_rows(
                 con,
