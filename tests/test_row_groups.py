@@ -18,6 +18,7 @@ from vaultmind.embed.providers import create_embedder
 from vaultmind.errors import EmbedError
 from vaultmind.index.row_groups import ROW_GROUP_ROWS, group_sizes, refill_last_group
 from vaultmind.index.store import Index
+from vaultmind.memory import Memory
 from vaultmind.sync_embed import embed_missing
 
 RG = ROW_GROUP_ROWS
@@ -213,3 +214,69 @@ def test_vectors_embedded_outside_a_whole_vault_load_move_nothing(
         )
     finally:
         index.close()
+
+
+def _write_notes(vault: Path, count: int, start: int = 0) -> None:
+    """`count` notes of one text each."""
+    for i in range(start, start + count):
+        text = f"# Note {i}\n\nNote {i} tells of the walk named quillon{i} along the river.\n"
+        (vault / f"note {i}.md").write_text(text, encoding="utf-8")
+
+
+def _memory_with_groups(tmp_path: Path, *sizes: int) -> Memory:
+    """A vault's memory (static embeddings) whose `embeddings` table holds another model's
+    vectors in row groups of `sizes` rows, and one note indexed."""
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    memory = Memory.open(load_config(vault, embed_provider="static"))
+    start = 0
+    for size in sizes:
+        with memory.index.transaction() as con:
+            _append(con, start, size)
+        memory.index.checkpoint()
+        start += size
+    _write_notes(vault, 1)
+    memory.sync()
+    return memory
+
+
+@pytest.mark.slow
+def test_a_large_sync_of_edits_writes_its_vectors_into_full_groups(tmp_path: Path) -> None:
+    """A sync of many changed files that is not a load (a daemon catching up on edits made
+    while it was down) writes its vectors after its rows, the rows after the table's last full
+    row group moved ahead of them and one checkpoint after the last: every group but the last
+    is full, so no checkpoint merges (rewrites in memory) the part-filled one. Before, each
+    batch's vectors were committed after it: [RG, RG - 100, 1, …], the part-filled groups left
+    for the vacuum to merge. Every vector stays, once."""
+    memory = _memory_with_groups(tmp_path, RG, RG - 100)
+    try:
+        index = memory.index
+        assert group_sizes(index.con, "embeddings") == [RG, RG - 100, 1]
+        before = _stored(index)
+        _write_notes(memory.config.vault, 130, start=1)
+        memory.syncer.vectors_after_files = 100
+        assert memory.sync().embedded == 130
+        index.checkpoint()
+        sizes = group_sizes(index.con, "embeddings")
+        assert sizes[:2] == [RG, RG] and len(sizes) == 3, sizes
+        after = _stored(index)
+        assert before <= after and len(after) == len(before) + 130
+        assert index.scalar("SELECT count(*) FROM embeddings") == len(after), "a moved vector kept twice"
+        hits = memory.search("quillon114")["hits"]
+        assert hits and hits[0]["note_path"] == "note 114.md"
+    finally:
+        memory.close()
+
+
+@pytest.mark.slow
+def test_a_sync_of_fewer_files_embeds_each_batch_as_it_comes(tmp_path: Path) -> None:
+    """Below the threshold a sync's vectors are written with each batch, as a save's are:
+    nothing is moved."""
+    memory = _memory_with_groups(tmp_path, RG, RG - 100)
+    try:
+        _write_notes(memory.config.vault, 130, start=1)
+        assert memory.sync().embedded == 130
+        memory.index.checkpoint()
+        assert group_sizes(memory.index.con, "embeddings")[:2] == [RG, RG - 100]
+    finally:
+        memory.close()

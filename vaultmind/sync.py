@@ -159,6 +159,8 @@ class Syncer(Applier):
         stats = SyncStats(scanned=len(observed), ignored=ignored, missing=missing)
         folders = folder_problems(self.index, self.config.vault, prefixes, scan)
         self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
+        if self._vectors_deferred:  # a large batch of paths left its vectors to a pass of their own
+            self._embed_backlog(stats)
         stats.seconds = time.perf_counter() - started
         return stats
 

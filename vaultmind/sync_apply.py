@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import partial
+from typing import Literal
 
 import duckdb
 import numpy as np
@@ -48,6 +49,11 @@ APPLY_BATCH = 600  # files per apply (the batch parsed ahead waits on disk; see 
 # (`Index.bulk`), with the lookup indexes of the bulk tables suspended (`Index.suspend_indexes`)
 # and built once at its end.
 BULK_FILES = 2000
+# A sync of at least this many changed files (not a load: a daemon catching up on many edits)
+# writes its vectors after its rows, as a load does, with no checkpoint until the last
+# (`Applier._vector_pass`): committed batch by batch and checkpointed after each, they left the
+# table's part-filled row group for a checkpoint's vacuum to rewrite in memory.
+VECTORS_AFTER_FILES = 1000
 FIRST_APPLY_BATCH = 50  # files in the first batch, doubling up to `APPLY_BATCH`: progress from the start
 OOM_RETRIES = 2  # batches of a sync retried with DuckDB's full memory limit before the rest keeps it
 
@@ -81,7 +87,11 @@ class Applier:
         self.sync_memory_limit: str | None = None
         self._memory = LoweredLimit(index)
         self._out_of_memory = 0  # batches of the current sync retried with DuckDB's full limit
-        self._vectors_deferred = False  # a whole-vault load left its vectors to `_embed_backlog`
+        self.vectors_after_files = VECTORS_AFTER_FILES
+        self._vectors_after = False  # the current sync writes its vectors after its rows
+        # the vectors left to `_embed_backlog`: by a whole-vault load ("load", embedded in one
+        # transaction) or a large sync ("sync", committed batch by batch); None: none left
+        self._vectors_deferred: Literal["load", "sync"] | None = None
         self._embed_failed = False  # the embedder failed in the current sync: not asked again in it
         # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
         # commit and again after (`_shed`)
@@ -104,17 +114,17 @@ class Applier:
         provider, a model switched or answering another dimension), once the model's former ids'
         vectors are its own; a watcher batch, only after a failure (`_embed_saved`)."""
         if self.embedder is None or self._embed_failed:  # it failed this sync's saves: said once
-            self._vectors_deferred = False
+            self._vectors_deferred = None
             return
-        deferred, self._vectors_deferred = self._vectors_deferred, False
+        deferred, self._vectors_deferred = self._vectors_deferred, None
         adopted = adopt_former_ids(self.index, self.embedder)
         try:
             if rewindowed := drop_other_windows(self.index, self.embedder):
                 log.info("%d vector(s) of long texts dropped: %s reads them in other windows now", rewindowed, self.embedder.model_id)
             if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
                 log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
-            with self.index.bulk() if deferred else nullcontext():  # one transaction after a load
-                backlog = self._embed_missing()
+            with self._vector_pass(deferred):
+                backlog = self._embed_missing(fill_groups=deferred is not None)
             self.embed_error = None
         except EmbedError as exc:
             self._deferred(exc)
@@ -124,6 +134,23 @@ class Applier:
             change = ChangeSet(backfilled=True)
             for listener in self.listeners:
                 listener(change)
+
+    def _vector_pass(self, deferred: Literal["load", "sync"] | None) -> AbstractContextManager[None]:
+        """How the vectors a sync left for the end are written: after a load in one transaction
+        (`Index.bulk`); after a large sync in commits of a batch each, checkpointed once, at the
+        end, so that the rows moved ahead of them and the new ones are written together into
+        full row groups (`sync_embed.embed_missing`'s `fill_groups`)."""
+        if deferred == "load":
+            return self.index.bulk()
+        if deferred == "sync":
+            return self._checkpointed_at_end()
+        return nullcontext()
+
+    @contextmanager
+    def _checkpointed_at_end(self) -> Iterator[None]:
+        with self.index.deferred_checkpoints():
+            yield
+        self.index.checkpoint(evict=True)
 
     # -- diff ------------------------------------------------------------------------------
 
@@ -168,6 +195,7 @@ class Applier:
         # Entity notes first: the alias registry they define is then in place for every leaf.
         to_read.sort(key=lambda p: (not p.startswith("entities/"), p))
         total = len(to_read)
+        self._vectors_after = total >= self.vectors_after_files
         gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
         # Each batch in path order: the rows the workers build for it come in the order of its
         # tasks, which is then the order `_apply` writes them in.
@@ -313,10 +341,11 @@ class Applier:
         stats.leaves_deleted += len(removed_ids)
         embedded: dict[str, npt.NDArray[np.float32]] = {}  # the vectors this batch embeds, for the resident ones
         backfilled = 0  # vectors embedded for leaves older than this batch
-        if self.embedder is not None and self.index.in_bulk:
-            # a whole-vault load writes the vectors after its rows, in a pass of their own
-            # (`_embed_backlog`): their row groups then never fill beside the other tables'
-            self._vectors_deferred = True
+        if self.embedder is not None and (self.index.in_bulk or self._vectors_after):
+            # a whole-vault load, or a large sync, writes the vectors after its rows, in a pass
+            # of their own (`_embed_backlog`): their row groups then never fill beside the
+            # other tables', nor stay part-filled at each batch's checkpoint
+            self._vectors_deferred = "load" if self.index.in_bulk else "sync"
         elif self.embedder is not None and not self._embed_failed:
             try:
                 # After a failure (Ollama down) every leaf still without a vector is retried.
@@ -361,11 +390,18 @@ class Applier:
         return done
 
     def _embed_missing(
-        self, only: dict[str, str] | None = None, *, into: dict[str, npt.NDArray[np.float32]] | None = None
+        self,
+        only: dict[str, str] | None = None,
+        *,
+        into: dict[str, npt.NDArray[np.float32]] | None = None,
+        fill_groups: bool = False,
     ) -> int:
         """`sync_embed.embed_missing` with this sync's embedder (there is one) and progress."""
         assert self.embedder is not None
-        return embed_missing(self.index, self.embedder, self.config.embed_batch, self.progress, only, into=into)
+        return embed_missing(
+            self.index, self.embedder, self.config.embed_batch, self.progress, only,
+            into=into, fill_groups=fill_groups,
+        )  # fmt: skip
 
 
 def _batch_bounds(total: int, size: int) -> list[tuple[int, int]]:

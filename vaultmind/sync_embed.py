@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError
-from vaultmind.index.row_groups import refill_last_group
+from vaultmind.index.row_groups import fill_last_group
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import as_stored, stored_vectors
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN
@@ -20,6 +20,7 @@ from vaultmind.sync_write import drop_written_blocks, insert_rows
 
 EMBED_FETCH_ROWS = 8_192  # leaf rows whose missing vectors are read, embedded and written at a time
 LOOKUP_MEMORY_LIMIT = "16MB"  # DuckDB's pool while a save looks up which of its texts have a vector
+BACKLOG_MEMORY_LIMIT = "16MB"  # DuckDB's pool while a whole-vault sync counts the texts without one
 
 
 class DimensionChanged(EmbedError):
@@ -101,6 +102,7 @@ def embed_missing(
     only: dict[str, str] | None = None,
     *,
     into: dict[str, npt.NDArray[np.float32]] | None = None,
+    fill_groups: bool = False,
 ) -> int:
     """Embed every leaf whose (content hash, model) has no vector yet. Returns how many.
 
@@ -111,9 +113,12 @@ def embed_missing(
     Raises `DimensionChanged` (nothing of the batch stored) when the model's vectors are
     not of the dimension of those stored for it.
 
-    Within a whole-vault load's transaction, the vectors of the last part-filled row group of
-    `embeddings` are first moved ahead of the new ones (`row_groups.refill_last_group`), so
-    that the load's checkpoint does not rewrite that group in memory."""
+    Within a whole-vault load's transaction, or with `fill_groups` (the vectors of a large sync,
+    whose checkpoint waits for them), the vectors of the last part-filled row group of
+    `embeddings` are moved ahead of the new ones (`row_groups.fill_last_group`), so that the
+    checkpoint does not rewrite that group in memory. They are moved before the first batch
+    is embedded: moved after it, the move's blocks came on top of a static model's tables
+    (at 50k notes the daemon's start-up on an upgraded index peaked there, 474 MiB)."""
     model = embedder.model_id
     if only is not None:
         if not only:
@@ -121,27 +126,14 @@ def embed_missing(
         have = stored_hashes(index, model, only)
         todo = sorted((h, text) for h, text in only.items() if h not in have)
     else:
-        # how many first (hashes only: selecting the texts too read the whole text column
-        # of `leaves`, though almost always nothing is missing), then the texts in ranges
-        # of rows, each embedded and written before the next is read. An anti join, not a
-        # correlated NOT EXISTS: DuckDB answers that by holding the hash of every leaf
-        # (at 50k notes +180 MB and 0.28 s on every reconcile of the daemon; this +80 MB, 0.15 s)
-        total = int(
-            index.scalar(
-                """SELECT count(DISTINCT l.content_hash) FROM leaves l
-                   ANTI JOIN (SELECT content_hash FROM embeddings WHERE model = ?) e
-                        ON e.content_hash = l.content_hash""",
-                [model],
-            )
-        )
+        total = backlog_size(index, model)
         if not total:
             return 0
         if progress:
             progress("embed", 0, total)
-        if index.in_bulk:  # one transaction, whose full row groups are written as they fill
-            with index.transaction() as con:
-                refill_last_group(con, "embeddings", total)
-            drop_written_blocks(index)
+        if index.in_bulk or fill_groups:
+            fill_last_group(index, "embeddings", total)
+            drop_written_blocks(index)  # a load's full row groups are written as they fill
         done = 0
         end = int(index.scalar("SELECT coalesce(max(rowid) + 1, 0) FROM leaves"))
         for start in range(0, end, EMBED_FETCH_ROWS):
@@ -158,6 +150,30 @@ def embed_missing(
     if progress and todo:
         progress("embed", 0, len(todo))
     return _embed_rows(index, embedder, todo, 0, len(todo), batch, progress, into)
+
+
+def backlog_size(index: Index, model: str) -> int:
+    """How many distinct texts of `leaves` have no vector for `model` (hashes only: selecting
+    the texts too read the whole text column of `leaves`, though almost always nothing is
+    missing). An anti join, not a correlated NOT EXISTS: DuckDB answers that by holding the
+    hash of every leaf (at 50k notes +180 MB and 0.28 s on every reconcile of the daemon).
+    Outside a load it runs on one DuckDB thread under a small pool (`Index.small_pool_read`):
+    the join's table of every vector's hash then spills instead of adding to what a serving
+    daemon holds. At 50k notes, in process, nothing missing: +67 MiB and 0.5–0.8 s under the
+    full pool, +18–20 MiB and 1.7–2.4 s under this one; the daemon's whole-vault reconcile
+    after a start-up on an upgraded index peaked here, above its loaded resident structures."""
+
+    def count() -> int:
+        return int(
+            index.scalar(
+                """SELECT count(DISTINCT l.content_hash) FROM leaves l
+                   ANTI JOIN (SELECT content_hash FROM embeddings WHERE model = ?) e
+                        ON e.content_hash = l.content_hash""",
+                [model],
+            )
+        )
+
+    return count() if index.in_bulk else index.small_pool_read(count, BACKLOG_MEMORY_LIMIT)
 
 
 def stored_hashes(index: Index, model: str, hashes: Iterable[str]) -> set[str]:
