@@ -342,3 +342,37 @@ def test_a_decision_writes_its_breakdown_as_the_json_encoder_does() -> None:
     assert written == len(texts) * len(policies) * 2
     user = decide(leaf("ok", note_kind="user", source_kind=None), Policy())
     assert user.written is None and user.signals_json() == '{"note": "user"}'
+
+
+def test_gray_rows_are_decided_each_by_its_own_score_and_only_the_gray_ones(memory: Memory) -> None:
+    """The gray band decided in one statement (by rules, or from a cached answer for one content)
+    gives each gray row the decision of its own score, the same row twice one decision, and
+    leaves every row that is not gray, or of another content, as it was."""
+    from vaultmind.admission.importance import apply_answer, decide_by_rules
+
+    policy = Policy.from_extra({}, "m")
+    rows = [
+        ("a", "n1.md", "h1", "gray", 0.9),
+        ("a", "n1.md", "h1", "gray", 0.9),  # the same row twice
+        ("b", "n1.md", "h2", "gray", 0.1),
+        ("c", "n2.md", "h3", "gray", 0.1),
+        ("d", "n2.md", "h4", "admitted", 0.1),
+    ]
+    with memory.index.transaction() as con:
+        for leaf_id, note, digest, decision, score in rows:
+            con.execute(
+                "INSERT INTO admission VALUES (?, ?, ?, ?, ?, 'cheap says', 'cheap', '{}', NULL, NULL)",
+                [leaf_id, note, digest, decision, score],
+            )
+        assert apply_answer(con, "h3", {"importance": 0.95, "reason": "a plan"}, "ollama:m", policy) == 1
+        assert decide_by_rules(con, policy, "LLM not reachable") == 2
+        got = con.execute(
+            "SELECT leaf_id, content_hash, decision, stage, llm_importance FROM admission ORDER BY ALL"
+        ).fetchall()
+    assert got == [
+        ("a", "h1", "admitted", "fallback", None),
+        ("a", "h1", "admitted", "fallback", None),
+        ("b", "h2", "dropped", "fallback", None),
+        ("c", "h3", "admitted", "llm", 0.95),
+        ("d", "h4", "admitted", "cheap", None),
+    ]
