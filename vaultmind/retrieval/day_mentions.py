@@ -8,7 +8,8 @@ A window of at most `MENTION_DAYS` days is looked for by its dates' words: for e
 days, the leaves holding its day ("23" or "23rd") and its month ("april" or "apr"), or its ISO
 date's three numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every
 leaf), the `SCAN_LIMIT` written nearest the window read to confirm that their text names the
-day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23". A date said without its year
+day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
+no part of a version, an amount or a time: not "2.23 April", "10:23 April"). A date said without its year
 is the one nearest the day the leaf was written (a plan's "23 April" written in March, a look
 back's written in May); in a leaf without a time, any year's. "May" is a stop word, kept out of
 the index: a day of May is looked for by its ordinal ("14th") or, when the window is that one
