@@ -88,6 +88,15 @@ def test_a_script_written_without_spaces_is_matched_character_by_character() -> 
     assert normalize("李明") == "李 明" and slug("李雷") == "李雷" and make_id("person", "李明") == "person:李明"
 
 
+def test_half_width_katakana_is_matched_character_by_character_too() -> None:
+    """"ｶﾀｶﾅ" folds to "カタカナ": its words are the same characters whether the text is folded
+    first (`normalize`, an alias) or cut first (`word_spans`, a leaf), each pointing at its own."""
+    text = "ﾀﾅｶさんとｶﾞｯｺｳへ"
+    spans = word_spans(text)
+    assert [w for w, _, _ in spans] == normalize(text).split() == ["タ", "ナ", "カ", "さ", "ん", "と", "カ", "ッ", "コ", "ウ", "へ"]
+    assert [text[s:e] for _, s, e in spans][:3] == ["ﾀ", "ﾅ", "ｶ"]
+
+
 def test_a_chinese_or_japanese_alias_is_found_in_chinese_and_japanese_text(vault: Path) -> None:
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     write(

@@ -426,3 +426,20 @@ def test_aliases_given_as_one_string_with_commas_are_several_aliases(vault: Path
     assert occ(mem) == [("person:ana-lima", "Aninha"), ("person:ana-lima", "Nana")]
     hit = mem.query("search_entities", {"query": "Nana"})["hits"][0]
     assert (hit["node_id"], hit["aliases"]) == ("person:ana-lima", ["Nana", "Aninha"])
+
+
+def test_a_suffix_after_a_comma_stays_with_the_alias_it_ends(vault: Path, mem: Memory) -> None:
+    """`aliases: Acme, Inc.` is one alias: split on its comma, "Inc." would be an alias of
+    Acme, and every other company's "Inc." a mention of it."""
+    put(
+        vault,
+        "entities/org/acme.md",
+        '---\nvaultmind: entity\nid: "org:acme"\nkind: org\ndisplay_name: Acme Corporation\n'
+        "aliases: Acme, Inc., ACME\n---\n# Acme Corporation\n",
+    )
+    put(vault, "Journal/globex.md", "Hank Scorpio of Globex, Inc. called about the merger.\n")
+    put(vault, "Journal/acme.md", "ACME shipped the anvils.\n")
+    mem.sync()
+    assert occ(mem) == [("org:acme", "ACME")]
+    hit = mem.query("search_entities", {"query": "Acme"})["hits"][0]
+    assert (hit["node_id"], hit["aliases"]) == ("org:acme", ["Acme, Inc.", "ACME"])

@@ -64,6 +64,12 @@ def test_a_common_word_of_the_note_is_no_name(text: str, hit: str, label: str, k
         ("Then Acme Corp sent the invoice.", "Then Acme Corp", "ORG", ("Acme Corp", "org")),
         ("Later Paris was lovely.", "Later Paris", "GPE", ("Paris", "place")),
         ("We read Later Tales at night.", "Later Tales", "WORK_OF_ART", ("Later Tales", "work")),
+        # inside a sentence the word is the name's own
+        ("We listened to Today FM all morning.", "Today FM", "ORG", ("Today FM", "org")),
+        ("I signed up for Now TV again.", "Now TV", "ORG", ("Now TV", "org")),
+        ("We met Soon Yi Previn there.", "Soon Yi Previn", "PERSON", ("Soon Yi Previn", "person")),
+        ("Fine. Later Jean-Luc Picard called.", "Later Jean-Luc Picard", "ORG", ("Jean-Luc Picard", "person")),
+        ("- Tonight Root Shaw cooks.", "Tonight Root Shaw", "ORG", ("Root Shaw", "person")),
     ],
 )
 def test_an_adverb_opening_a_sentence_is_no_part_of_the_name_after_it(

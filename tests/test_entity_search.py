@@ -182,3 +182,15 @@ def test_an_initial_and_a_surname_find_the_person_with_that_initial_first(vault:
     for query, first in (("A. Chen", "alice-chen"), ("Chen, A.", "alice-chen"), ("D. Chen", "daniel-chen"), ("H. Okafor", "helen-okafor")):
         hits = memory.query("search_entities", {"query": query})["hits"]
         assert (hits[0]["node_id"], hits[0]["breakdown"]["name"]) == (f"person:{first}", 0.95), (query, hits)
+
+
+def test_two_people_an_initial_and_a_surname_fit_are_both_ambiguous(vault: Path, memory: Memory) -> None:
+    """"A. Chen" fits Alice Chen and Amy Chen alike: both hits say the query cannot tell them
+    apart; "D. Chen" fits Daniel Chen alone."""
+    for slug, name in (("alice-chen", "Alice Chen"), ("amy-chen", "Amy Chen"), ("daniel-chen", "Daniel Chen")):
+        entity_note(vault, slug, name, [])
+    memory.sync()
+    hits = memory.query("search_entities", {"query": "A. Chen"})["hits"]
+    assert {h["node_id"]: h["ambiguous"] for h in hits[:2]} == {"person:alice-chen": True, "person:amy-chen": True}, hits
+    daniel = memory.query("search_entities", {"query": "D. Chen"})["hits"][0]
+    assert (daniel["node_id"], daniel["ambiguous"]) == ("person:daniel-chen", False)

@@ -67,6 +67,11 @@ def test_season_week_and_dash_range_windows(question: str, now: datetime, days: 
         ("did the last fall hurt?", JULY, None),  # a tumble
         ("what are our summer plans?", JULY, None),
         ("week 53", JULY, None),  # neither 2024 nor 2023 has one
+        ("what happened after the fall of Rome?", JULY, None),  # another's fall
+        ("since the fall of the wall, what changed?", JULY, None),
+        ("what did we learn in week 2 of the course?", JULY, None),  # the course's week, not ISO week 2
+        ("notes on week 1 of the sprint", JULY, None),
+        ("what changed in Python 3.11-12 June?", JULY, ("2024-06-12", "2024-06-13")),  # a version, then a day
         (
             "we met on June 3 - 2 of us came",
             JULY,

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
+from vaultmind.retrieval.day_mentions import names_day
 
 from .conftest import write, write_chat
 
@@ -96,3 +97,14 @@ def test_a_season_asked_of_finds_what_was_told_of_it_later(vault: Path) -> None:
         assert result["hits"][0]["content"].startswith("Max and I had a blast"), [
             h["content"] for h in result["hits"]
         ]
+
+
+def test_a_number_in_a_version_a_time_or_across_lines_names_no_day() -> None:
+    """"2.23 April" (a version, an amount), "10:23 April" (a time), "1/23 April" and a number
+    ending one line before a month opening the next are no 23 April; the dates themselves are."""
+    day, written = [datetime(2024, 4, 23)], datetime(2024, 4, 1)
+    for text in ("release 2.23 April build", "at 10:23 April said", "page 1/23 April", "Chapter 23\nApril came",
+                 "April 23.5% up", "April\n23 items"):  # fmt: skip
+        assert not names_day(day, text, written), text
+    for text in ("on 23 April", "April 23rd, 2024", "the 23rd of Apr.", "due Apr 23, then", "20-23 April", "2024-04-23"):
+        assert names_day(day, text, written), text

@@ -122,9 +122,21 @@ def quoted(text: str, start: int, end: int) -> bool:
 
 def after_leading_adverb(text: str, start: int, end: int) -> int:
     """Where a hit of several words at `start`–`end` begins once a capitalised adverb that opens it
-    is left out ("Later Jean-Luc Picard", "Tonight, Root Shaw"): `start` when none does."""
+    and its sentence is left out ("Later Jean-Luc Picard", "Tonight, Root Shaw"): `start` when
+    none does. Inside a sentence the word is the name's own ("we listened to Today FM", "Now TV")."""
     lead = _LEADING_ADVERB.match(text, start, end)
-    return lead.end() if lead is not None and lead.group(1).lower() in LEADING_ADVERBS else start
+    if lead is None or lead.group(1).lower() not in LEADING_ADVERBS or not _opens_sentence(text, start):
+        return start
+    return lead.end()
+
+
+def _opens_sentence(text: str, at: int) -> bool:
+    """Whether `at` is where a sentence, a line or a quotation begins (after its spaces)."""
+    before = text[:at].rstrip(" \t")
+    return not before or before[-1] in _SENTENCE_OPENERS
+
+
+_SENTENCE_OPENERS = frozenset(".!?…\n:;\"“‘'(*>-–—")
 
 
 def person_shaped(surface: str) -> bool:

@@ -58,10 +58,12 @@ _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
 _WORD_RE = re.compile(rf"[^\W_](?:[^\W_]|[{_MARKS}])*")
 _ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
 _PHONE_KEEP_RE = re.compile(r"\d+")
-# scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, Hiragana, Katakana,
-# Han): a run of them is a sentence, not a word, so names match in them character by character
+# scripts written without spaces between words (Thai, Lao, Myanmar, Khmer, Hiragana, Katakana
+# and its half-width forms, Han): a run of them is a sentence, not a word, so names match in them
+# character by character
 _UNSPACED = (
     "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\uff66-\uff9f"  # half-width Katakana
 )
 _UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
 _UNSPACED_PIECE_RE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
@@ -259,7 +261,9 @@ def word_spans(text: str) -> list[tuple[str, int, int]]:
             out.append((word.lower(), match.start(), match.end()))
             continue
         at = match.start()
-        for piece in _unspaced_pieces(word):
-            out.extend((part, at, at + len(piece)) for part in _WORD_RE.findall(fold(piece)))
+        for piece in _unspaced_pieces(word):  # folded again: "ｶﾀｶﾅ" and "㍿" fold to several characters
+            out.extend(
+                (part, at, at + len(piece)) for found in _WORD_RE.findall(fold(piece)) for part in _unspaced_pieces(found)
+            )
             at += len(piece)
     return out

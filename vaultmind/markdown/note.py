@@ -22,7 +22,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
 
     - kind: by top folder (`vault.layout.note_kind`);
     - title: front matter `title`, else the first H1, else the file name without `.md`;
-    - aliases: front matter `aliases` / `alias` (a string is one alias);
+    - aliases: front matter `aliases` / `alias` (a string split on commas: `alias_items`);
     - leaves: none for a `vaultmind: readme` note (the folder READMEs, the welcome note: notes
       about vaultmind, not memory; links and tags still count); one per message for source
       notes with `kind: chat` / `kind: email` (a message whose meta line names no `ref` cites
@@ -174,17 +174,35 @@ def aliases_of(data: Mapping[str, Any]) -> tuple[str, ...]:
 def alias_items(data: Mapping[str, Any]) -> list[Any]:
     """The items of front matter `aliases` and `alias`, unread: a list's items; a string split on
     commas (`aliases: Nana, Aninha` is two aliases, as Obsidian's older string form and `tags:`
-    are read), so a nickname typed that way matches. Every reader of aliases goes through here."""
+    are read), so a nickname typed that way matches; a suffix after a comma stays with the name
+    before it (`aliases: Acme, Inc.` is one alias, not "Acme" and an "Inc." naming every
+    company). Every reader of aliases goes through here."""
     items: list[Any] = []
     for key in ("aliases", "alias"):
         value = data.get(key)
         if isinstance(value, list):
             items.extend(value)
         elif isinstance(value, str):
-            items.extend(value.split(","))
+            items.extend(_comma_split(value))
         else:
             items.append(value)
     return items
+
+
+_NAME_SUFFIXES = frozenset("jr sr ii iii phd esq inc llc ltd gmbh corp plc".split())
+"""What follows a name after a comma and is part of it ("Stone, Jr.", "Acme, Inc."), never an
+alias alone (not "AB" or "MD", which may be one's initials)."""
+
+
+def _comma_split(text: str) -> list[str]:
+    """`text`'s pieces between commas, a piece that is a `_NAME_SUFFIXES` joined to the one before."""
+    pieces: list[str] = []
+    for piece in text.split(","):
+        if pieces and piece.strip().rstrip(".").lower() in _NAME_SUFFIXES:
+            pieces[-1] += "," + piece
+        else:
+            pieces.append(piece)
+    return pieces
 
 
 def _str(value: Any) -> str:

@@ -8,7 +8,8 @@ A window of at most `MENTION_DAYS` days is looked for by its dates' words: for e
 days, the leaves holding its day ("23" or "23rd") and its month ("april" or "apr"), or its ISO
 date's three numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every
 leaf), the `SCAN_LIMIT` written nearest the window read to confirm that their text names the
-day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23". A date said without its year
+day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
+no part of a version, an amount or a time: not "2.23 April", "10:23 April"). A date said without its year
 is the one nearest the day the leaf was written (a plan's "23 April" written in March, a look
 back's written in May); in a leaf without a time, any year's. "May" is a stop word, kept out of
 the index: a day of May is looked for by its ordinal ("14th") or, when the window is that one
@@ -37,7 +38,12 @@ SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm t
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
 _HALF_DAY = timedelta(hours=12)  # a named day is in the window when its midday is (at any offset)
 _ORDINAL = r"(?:st|nd|rd|th)?"
-_YEAR = r"(?:,?\s+(?P<{}>(?:19|20)\d{{2}})\b)?"
+_YEAR = r"(?:,?[ \t]+(?P<{}>(?:19|20)\d{{2}})\b)?"
+# a day's number is no part of a longer number: not "2.23" (a version, an amount), "10:23" (a
+# time) or "1/23", before a month or after one ("April 23.5%"); and a date does not span lines
+_NOT_IN_NUMBER_BEFORE = r"(?<!\d[.,:/])"
+_NOT_IN_NUMBER_AFTER = r"(?![.:/]\d)"
+_GAP = r"[ \t]+"
 
 
 def window_days(window: TimeWindow) -> list[datetime]:
@@ -84,8 +90,8 @@ def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
             sorted((n for n, k in MONTH_NUMBERS.items() if k == day[0]), key=len, reverse=True)
         )
         named.append(
-            rf"(?:0?{day[1]}{_ORDINAL}(?:\s+of)?\s+(?:{month})\b\.?{_YEAR.format('y' + str(len(named)))}"
-            rf"|(?:{month})\.?\s+0?{day[1]}{_ORDINAL}\b{_YEAR.format('z' + str(len(named)))})"
+            rf"(?:{_NOT_IN_NUMBER_BEFORE}0?{day[1]}{_ORDINAL}(?:{_GAP}of)?{_GAP}(?:{month})\b\.?{_YEAR.format('y' + str(len(named)))}"
+            rf"|(?:{month})\.?{_GAP}0?{day[1]}{_ORDINAL}\b{_NOT_IN_NUMBER_AFTER}{_YEAR.format('z' + str(len(named)))})"
         )
         iso.append(f"{day[0]:02d}-{day[1]:02d}")
     return re.compile(

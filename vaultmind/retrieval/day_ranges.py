@@ -51,7 +51,7 @@ def _day_rx(n: int) -> str:
 # ("… and …", read both ways); both but "between/from" need their second day to name its month
 _RANGES = (
     (re.compile(rf"\b(?:between|from) {_day_rx(1)} (?:and|to|until|till|through|-|–|—) {_day_rx(2)}\b"), False),
-    (re.compile(rf"\b{_day_rx(1)} ?(?P<dash>-|–|—) ?{_day_rx(2)}\b"), False),
+    (re.compile(rf"(?<!\d[.:/])\b{_day_rx(1)} ?(?P<dash>-|–|—) ?{_day_rx(2)}\b"), False),  # not "3.11-12 June"
     (re.compile(rf"\b(?:on )?{_day_rx(1)},? (?:and|or|&) (?:on )?{_day_rx(2)}\b"), True),
 )
 

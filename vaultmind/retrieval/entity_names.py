@@ -44,7 +44,8 @@ def search_form(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class NameMatch:
-    """An entity's best match: its score and the names of it that reached it (search form)."""
+    """An entity's best match: its score and the names of it that reached it (search form); for
+    an initial and a surname, that form ("a chen"), which two people may share (`_initialled`)."""
 
     score: float
     names: frozenset[str]
@@ -132,13 +133,15 @@ class EntityNames:
         found = process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff)
         owners = self.owners[pos[[i for _, _, i in found]]].tolist() if found else []
         scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
-        return scored + [(name, INITIAL_MATCH, owner) for owner, name in self._initialled(needle, kind)]
+        return scored + self._initialled(needle, kind)
 
-    def _initialled(self, needle: str, kind: str | None) -> list[tuple[int, str]]:
+    def _initialled(self, needle: str, kind: str | None) -> list[tuple[str, float, int]]:
         """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
-        a citation's, a mail program's form), the entities (row number, name) whose name is a
-        first name with that initial and that surname: the string match alone ranks "Daniel
-        Chen" over Alice for "A. Chen" (more letters in common)."""
+        a citation's, a mail program's form), (the form "a chen", `INITIAL_MATCH`, row number)
+        of the entities whose name is a first name with that initial and that surname: the
+        string match alone ranks "Daniel Chen" over Alice for "A. Chen" (more letters in
+        common). The name matched is the initial's form, not the full name: Alice Chen and Amy
+        Chen both match "A. Chen", which cannot tell them apart."""
         text = needle.strip()
         first, last = _INITIAL_FIRST.fullmatch(text), _INITIAL_LAST.fullmatch(text)
         if first is not None:
@@ -147,14 +150,14 @@ class EntityNames:
             initial, surname = last.group(2), last.group(1)
         else:
             return []
-        out: list[tuple[int, str]] = []
+        out: list[tuple[str, float, int]] = []
         for pos in self.candidates(surname, kind).tolist():
             name = self.names[pos]
             if not (name.startswith(initial) and name.endswith(surname)):
                 continue  # most names sharing a trigram with the surname: no word split needed
             words = _NAME_WORD.findall(name)
             if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
-                out.append((int(self.owners[pos]), name))
+                out.append((f"{initial} {surname}", INITIAL_MATCH, int(self.owners[pos])))
         return out
 
 

@@ -377,8 +377,9 @@ def search_entities(
     speaks of more comes first (the person over a one-off "@Priya" handle); `breakdown` has both.
 
     A hit is `ambiguous` when the name of it that matched best is a name of another hit too (two
-    entity notes listing the alias "Chema"): the query cannot tell them apart. Entities matched
-    by different names ("Alice Chen" and "Daniel Chen" for "chen") are not ambiguous."""
+    entity notes listing the alias "Chema", or "A. Chen" for Alice Chen and Amy Chen): the query
+    cannot tell them apart. Entities matched by different names ("Alice Chen" and "Daniel Chen"
+    for "chen") are not ambiguous."""
     limit = check_limit(limit)
     if kind:  # as `entities list --kind` reads it: "people" is person
         known_kind = canonical_kind(kind)

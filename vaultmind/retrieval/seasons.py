@@ -15,7 +15,8 @@ last year's), "next summer" the first after it, "this winter" the one we are in 
 the one of this year still to come (asked in October: from December). A season said bare ("the
 summer reading list", "a hot summer") is no window: it needs a relative word, a preposition or a
 year; "fall" after "this" before a word ("will this fall apart?") is the verb, and a season
-after a determiner ("the last fall", "our summer") names a thing.
+after a determiner ("the last fall", "our summer") names a thing. A season or a week followed
+by "of" and no year is another's ("the fall of Rome", "week 2 of the course"): no window.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ SEASON = re.compile(
     rf"\b(?:{_QUALIFIER_RX})?(?:{_PREP_RX} )?(?:the )?(?:(?P<rel>last|this|next|past|previous|coming) )?"
     r"(?P<season>spring|summer|autumn|fall|winter)(?:,? (?:of )?(?P<year>(?:19|20)\d{2}))?\b"
 )
+_OF_ANOTHER = re.compile(r",? of\b")  # after a season or week with no year: "the fall of Rome"
+
 WEEK = re.compile(
     r"\b(?:(?:calendar |iso )?week|wk|kw|cw)\.? ?(?P<week>\d{1,2})\b(?:,? (?:of )?(?P<year>(?:19|20)\d{2})\b)?"
     r"|\b(?P<year2>(?:19|20)\d{2})-?w(?P<week2>\d{1,2})\b|\bw(?P<week3>\d{1,2})[ /-](?P<year3>(?:19|20)\d{2})\b"
@@ -45,6 +48,8 @@ def season_window(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] 
     name, rel, year = m.group("season"), m.group("rel"), m.group("year")
     if not (rel or year or m.group("prep")):
         return None  # "the summer reading list"
+    if not year and _OF_ANOTHER.match(m.string, m.end()):
+        return None  # "since the fall of the wall"
     named = m.start("rel") if rel else m.start("season")
     if not (year or m.group("prep")) and DETERMINER.search(m.string, 0, named):
         return None  # "the last fall", "our summer"
@@ -81,6 +86,8 @@ def week_window(m: re.Match[str], now: datetime) -> tuple[datetime, datetime] | 
     or 53 of a year of 52)."""
     week = int(m.group("week") or m.group("week2") or m.group("week3"))
     said = m.group("year") or m.group("year2") or m.group("year3")
+    if not said and _OF_ANOTHER.match(m.string, m.end()):
+        return None  # "week 2 of the course"
     years = [int(said)] if said else [now.isocalendar()[0], now.isocalendar()[0] - 1]
     for year in years:
         try:
