@@ -244,11 +244,12 @@ class Daemon:
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
             try:
-                self._say("looking for what changed in the vault")
-                stats = self.memory.sync()
-                if not self.ready.is_set():
-                    self._say("loading what questions read")
-                    self.memory.warm()  # the first search must not pay for loading
+                with self.memory.index.replaced_when_broken():  # a damaged file: moved aside, filled at once
+                    self._say("looking for what changed in the vault")
+                    stats = self.memory.sync()
+                    if not self.ready.is_set():
+                        self._say("loading what questions read")
+                        self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
                 self.memory.behind = None
                 self._backlog.clear()  # the whole vault is in step: nothing of a bulk is left
