@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from functools import partial
@@ -160,7 +161,7 @@ class Applier:
         # Entity notes first: the alias registry they define is then in place for every leaf.
         to_read.sort(key=lambda p: (not p.startswith("entities/"), p))
         total = len(to_read)
-        gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
+        gone_hashes = Counter(known[p].sha256 for p in first.remove)
         # Each batch in path order: the rows the workers build for it come in the order of its
         # tasks, which is then the order `_apply` writes them in.
         batches = [sorted(to_read[i:j]) for i, j in _batch_bounds(total, self.apply_batch)] or [[]]
@@ -208,7 +209,7 @@ class Applier:
         plans: list[BatchPlan],
         known: dict[str, IndexedState],
         stats: SyncStats,
-        gone_hashes: dict[str, str],
+        gone_hashes: Counter[str],
         total: int,
         *,
         rebuild: bool,
