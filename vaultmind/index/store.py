@@ -54,6 +54,9 @@ ROW_GROUP_WRITE_ROWS = 100_000
 # index up to date on every insert cost ~15 % of a cold index's CPU; building it once over the
 # loaded rows costs a fraction of that.
 BULK_TABLES = ("notes", "leaves", "occurrences", "admission")
+# `needs_rebuild` of an index whose rows a rebuild removed before loading them again (a
+# migration's is "1"): while it stays, the index holds fewer notes than the vault, or none.
+REBUILD_UNDER_WAY = "under way"
 
 
 class Index:
@@ -302,12 +305,13 @@ class Index:
     def empty_derived(self, clear: Callable[[duckdb.DuckDBPyConnection], object] | None = None) -> None:
         """Delete every derived row before a rebuild's bulk load, in a transaction of its own and
         checkpointed: inside the load's transaction the deletes would stay pinned in memory until
-        its commit (+90 MB at 10k notes). The index is marked for a rebuild until the load's
-        first batch commits (with it), so a load that fails leaves the next sync to rebuild.
+        its commit (+90 MB at 10k notes). The index is marked for a rebuild under way
+        (`REBUILD_UNDER_WAY`) until the load's first batch commits (with it), so a load that fails
+        or is interrupted leaves the next sync to rebuild, and `status` says so meanwhile.
         `clear`: what deletes them (`clear_derived` when None)."""
         with self.transaction() as con:
             (clear or self.clear_derived)(con)
-            self.set_meta(con, "needs_rebuild", "1")
+            self.set_meta(con, "needs_rebuild", REBUILD_UNDER_WAY)
         self.checkpoint(evict=True)
 
     @property
