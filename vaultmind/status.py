@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.index.quarantine import take_quarantine_notice
-from vaultmind.index.store import REBUILD_UNDER_WAY, Index
+from vaultmind.index.store import BACKLOG_LEFT, REBUILD_UNDER_WAY, Index
 from vaultmind.index.tables import has_table
 from vaultmind.plural import counted
 from vaultmind.shell import command_line
@@ -150,6 +150,7 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
         "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
         # set by a migration this version ran, or by a rebuild until it commits (`REBUILD_UNDER_WAY`)
         "needs_rebuild": index.get_meta("needs_rebuild"),
+        "backlog_left": index.get_meta(BACKLOG_LEFT) is not None,  # a daemon ended before applying it all
         "schema_version": index.get_meta("schema_version"),  # the migrations' scheme the index was created under
         "links": int(index.scalar("SELECT count(*) FROM links")),
         "tags": int(index.scalar("SELECT count(DISTINCT tag) FROM tags")),
@@ -227,6 +228,12 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     if memory.catching_up and health == "ok":
         health = "catching up"
         notice = f"{counted(memory.catching_up, 'changed file')} of a large change still to apply (in slices, saves first)"
+    elif counts["backlog_left"] and health == "ok":
+        health = "behind"
+        notice = (
+            "the daemon ended before it applied all of a large change to the vault: the index lags the vault "
+            f"until the next sync; run `{command_line('sync', '--vault', config.vault)}` (or start the daemon)"
+        )
     if memory.behind:
         health = "behind"
         notice = f"{notice}; {memory.behind}" if notice else memory.behind

@@ -57,6 +57,10 @@ BULK_TABLES = ("notes", "leaves", "occurrences", "admission")
 # `needs_rebuild` of an index whose rows a rebuild removed before loading them again (a
 # migration's is "1"): while it stays, the index holds fewer notes than the vault, or none.
 REBUILD_UNDER_WAY = "under way"
+# `meta` key kept while a daemon has paths of a large change still to apply (its backlog): a
+# daemon that ends before it applied them (a crash, a kill) leaves an index that lags the vault
+# until a whole-vault sync, which takes the key out (`status` says so meanwhile).
+BACKLOG_LEFT = "backlog_left"
 
 
 class Index:
