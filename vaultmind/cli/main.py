@@ -59,9 +59,9 @@ INTERRUPTED = (
 )
 """Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
 REBUILD_INTERRUPTED = (
-    "vaultmind: interrupted; nothing in the vault is lost (it is the record), but the index is not "
-    "rebuilt: until a rebuild finishes it holds fewer notes than the vault, or none; run the same "
-    "command again (or a sync) to finish"
+    "vaultmind: interrupted; nothing in the vault is lost (it is the record), but the rebuild did not "
+    "finish: until one does, the index may hold fewer notes than the vault, or none (status says); "
+    "run the same command again (or a sync) to finish"
 )
 """Said on Ctrl-C of a reindex, which empties the index's rows before it loads them again."""
 
