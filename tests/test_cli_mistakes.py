@@ -113,7 +113,8 @@ def test_ctrl_c_says_the_run_was_interrupted_and_running_it_again_finishes_it(tm
         end_process(proc)
     err = seen + rest
     assert proc.returncode == 130, out + err
-    assert "vaultmind: interrupted; nothing is lost" in err and "run the same command again" in err
+    assert "vaultmind: interrupted; nothing in the vault is lost" in err and "run the same command again" in err
+    assert "the rebuild did not finish" in err, "an interrupted reindex says the index may not be whole"
     assert "Traceback" not in err and "reindexed" not in out
     assert snapshot_files(vault) == before
     done = json.loads(run_cli("reindex", "--vault", str(vault), "--json").stdout)
@@ -144,7 +145,7 @@ def test_ctrl_c_is_an_interruption_whatever_error_duckdb_then_raises(
     inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not a background job)
     try:
         assert main(["reindex", "--vault", str(vault)]) == 130
-        assert "vaultmind: interrupted; nothing is lost" in capsys.readouterr().err
+        assert "vaultmind: interrupted; nothing in the vault is lost" in capsys.readouterr().err
         assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back as it was
     finally:
         signal.signal(signal.SIGINT, inherited)

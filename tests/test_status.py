@@ -272,3 +272,28 @@ def test_status_says_when_the_daemons_background_upkeep_failed(
         code, out, _ = run_main(capsys, "status", "--vault", str(vault))
     assert code == 0
     assert "its background upkeep failed: trees: RuntimeError: the summarizer could not start" in out
+
+
+def test_an_interrupted_rebuild_is_said_as_pending_not_as_nothing_indexed(
+    cli_vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A reindex empties the index's rows in a commit of its own before it loads them again: a
+    Ctrl-C or a kill after that commit leaves an index without notes. Status says a rebuild is
+    pending (not "nothing is indexed yet"), a query says why it waits, and a sync finishes it."""
+    for i in range(5):
+        write(cli_vault, f"n{i}.md", f"# Note {i}\n\nword{i} about the harbour.\n")
+    code, _, _ = run_main(capsys, "reindex", "--vault", str(cli_vault))
+    assert code == 0
+    with Memory.open(load_config(cli_vault, embed_provider="none")) as memory:
+        indexed = memory.status()["notes"]["total"]
+        memory.index.empty_derived()  # the rebuild's first commit; interrupted right after it
+
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    assert status["notes"]["total"] == 0
+    assert status["index"]["health"] == "rebuild pending"
+    assert "a rebuild of the index was interrupted" in status["index"]["notice"]
+    assert "vaultmind sync" in status["index"]["notice"]
+    code, _, err = run_main(capsys, "query", "search", "word3", "--vault", str(cli_vault), "--json")
+    assert code == 0 and "a rebuild of the index was interrupted; finishing it first" in err
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    assert status["index"]["health"] == "ok" and status["notes"]["total"] == indexed

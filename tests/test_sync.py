@@ -111,6 +111,22 @@ def test_incremental_add_modify_delete_rename(vault: Path, memory: Memory) -> No
     assert memory.index.scalar("SELECT count(*) FROM links WHERE src_path = 'Projects/Atlas.md'") == 0
 
 
+def test_renames_of_notes_with_the_same_text_are_counted_one_for_one(vault: Path, memory: Memory) -> None:
+    """Each path gone pairs with one new path of its text: two copies renamed and a third
+    deleted count as two renames and a deletion, not a rename, an addition and two deletions."""
+    same = "# Same\n\nIdentical body text about Grace Hopper and compilers.\n"
+    for name in "abcdef":
+        write(vault, f"D/{name}.md", same)
+    memory.sync()
+    os.rename(vault / "D/a.md", vault / "D/a2.md")
+    (vault / "E").mkdir()
+    os.rename(vault / "D/b.md", vault / "E/b.md")
+    (vault / "D/c.md").unlink()
+    stats = memory.sync()
+    assert (stats.renamed, stats.deleted, stats.added) == (2, 1, 0)
+    assert memory.index.scalar("SELECT count(*) FROM notes") == 5
+
+
 def test_touch_without_content_change_is_not_reparsed(vault: Path, memory: Memory) -> None:
     _vault_with_notes(vault)
     memory.sync()

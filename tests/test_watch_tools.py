@@ -13,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from vaultmind.config import Config
+from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
+from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.memory import Memory
 
-from .conftest import READY_S, until, write
+from .conftest import READY_S, running_daemon, until, write
 from .test_watch import Batches, _wait_for_parity, a_later_slice, running
 
 __all__ = ["running"]  # the fixture, shared with test_watch.py
@@ -229,3 +230,36 @@ def test_a_fault_in_a_batch_leaves_the_watcher_running_and_says_why(
     assert until(lambda: bool(memory.search("harbor", limit=3)["hits"])), "the watcher still runs"
     assert memory.status()["index"]["health"] == "ok"
     _wait_for_parity(config, memory, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_daemon_that_ends_with_part_of_a_large_change_left_leaves_status_saying_the_index_lags(
+    vault: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A daemon that ends (a crash, a kill, a stop) while it applies a large change in slices
+    leaves an index that lags the vault: the status of the next process says so (it said "ok"),
+    until a whole-vault sync applies the rest."""
+    import vaultmind.daemon as daemon_module
+
+    monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    write(vault, "start.md", "# Start\n\nThe first note mentions atlas.\n")
+    config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
+    bulk = 100
+    outside = tmp_path / "outside" / "Imported"
+    for i in range(bulk):
+        write(outside, f"bulk-{i:03d}.md", f"# Bulk {i}\n\nA moved note about copper {i}.\n")
+    with running_daemon(config) as (memory, runner):
+        batches = Batches(memory, monkeypatch)
+        second_slice = batches.hold(a_later_slice("Imported/"))
+        os.rename(outside, config.vault / "Imported")
+        assert batches.waiting.wait(READY_S), "the daemon applies the change in slices"
+        assert memory.index.get_meta(BACKLOG_LEFT) is not None, "kept in the index while some is left"
+        runner.stop_event.set()  # the daemon ends with the rest of the change not applied
+        second_slice.set()
+    with Memory.open(config) as memory:
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Imported/%'") < bulk
+        index = memory.status()["index"]
+        assert index["health"] == "behind" and "ended before it applied all of a large change" in index["notice"]
+        memory.sync()
+        assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Imported/%'") == bulk
+        assert memory.status()["index"]["health"] == "ok"

@@ -32,6 +32,7 @@ from vaultmind.errors import SyncStopped, VaultError, VaultmindError, storage_er
 from vaultmind.http_api import ApiServer
 from vaultmind.http_routes import OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
+from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
@@ -112,6 +113,7 @@ class Daemon:
         # Paths of a large batch not applied yet: a slice per step, after the step's own changes,
         # so a save made while thousands of files arrive waits for one slice, not for them all.
         self._backlog: dict[str, None] = {}
+        self._backlog_kept = False  # whether the index holds `BACKLOG_LEFT` (`_backlog_changed`)
         self._root_real = os.path.realpath(config.vault)
         self._loop_links: set[str] = set()  # links to a folder holding the vault or inside it, met in events
         self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
@@ -238,21 +240,22 @@ class Daemon:
             batch = list(itertools.islice(self._backlog, BULK_SLICE))
             for rel in batch:
                 del self._backlog[rel]
-            self.memory.catching_up = len(self._backlog)
+            self._backlog_changed()
             self._apply_paths(batch)
         now = time.monotonic()
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
             try:
-                self._say("looking for what changed in the vault")
-                stats = self.memory.sync()
-                if not self.ready.is_set():
-                    self._say("loading what questions read")
-                    self.memory.warm()  # the first search must not pay for loading
+                with self.memory.index.replaced_when_broken():  # a damaged file: moved aside, filled at once
+                    self._say("looking for what changed in the vault")
+                    stats = self.memory.sync()
+                    if not self.ready.is_set():
+                        self._say("loading what questions read")
+                        self.memory.warm()  # the first search must not pay for loading
                 self.force_reconcile = False
                 self.memory.behind = None
                 self._backlog.clear()  # the whole vault is in step: nothing of a bulk is left
-                self.memory.catching_up = 0
+                self._backlog_changed()
                 self._retry_at, self._retry_s = 0.0, RETRY_FIRST_S
                 if self.workers is not None:
                     self.workers.notify()
@@ -396,9 +399,31 @@ class Daemon:
         rels = self._notes_of_folders(sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes}))
         if len(rels) > BULK_SLICE:
             self._backlog.update(dict.fromkeys(rels[BULK_SLICE:]))
-            self.memory.catching_up = len(self._backlog)
+            self._backlog_changed()
             rels = rels[:BULK_SLICE]
         self._apply_paths(rels)
+
+    def _backlog_changed(self) -> None:
+        """Say what is left of a large change: to this daemon's `status` (`catching_up`), and,
+        kept in the index while any is left (`BACKLOG_LEFT`), to the status of any process
+        after this daemon ended before applying it (a crash, a kill): the index lags the vault
+        then, until a whole-vault sync. Written only when it turns from none left to some, or
+        back."""
+        self.memory.catching_up = len(self._backlog)
+        left = bool(self._backlog)
+        if left == self._backlog_kept:
+            return
+        index = self.memory.index
+        try:
+            with index.transaction() as con:
+                if left:
+                    index.set_meta(con, BACKLOG_LEFT, str(len(self._backlog)))
+                else:
+                    con.execute("DELETE FROM meta WHERE key = ?", [BACKLOG_LEFT])
+        except Exception as exc:  # EXPECTED (a full disk…): only a hint is missing; the batches say what failed
+            log.warning("could not note the backlog in the index: %s", _reason(exc))
+            return
+        self._backlog_kept = left
 
     def _notes_of_folders(self, rels: list[str]) -> list[str]:
         """The paths of a batch, each folder's notes listed before it when the batch holds more

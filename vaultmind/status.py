@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.index.quarantine import take_quarantine_notice
-from vaultmind.index.store import Index
+from vaultmind.index.store import BACKLOG_LEFT, REBUILD_UNDER_WAY, Index
 from vaultmind.index.tables import has_table
 from vaultmind.plural import counted
 from vaultmind.shell import command_line
@@ -148,7 +148,9 @@ def _note_counts(index: Index, model: str | None, *, loading: bool) -> dict[str,
         + _clashes(index)
         + _copies(index),
         "migrations": [str(name) for (name,) in index.query("SELECT name FROM migrations ORDER BY seq")],
-        "needs_rebuild": bool(index.get_meta("needs_rebuild")),  # set by a migration this version ran
+        # set by a migration this version ran, or by a rebuild until it commits (`REBUILD_UNDER_WAY`)
+        "needs_rebuild": index.get_meta("needs_rebuild"),
+        "backlog_left": index.get_meta(BACKLOG_LEFT) is not None,  # a daemon ended before applying it all
         "schema_version": index.get_meta("schema_version"),  # the migrations' scheme the index was created under
         "extractive": _extractive_summaries(index),
         "links": int(index.scalar("SELECT count(*) FROM links")),
@@ -162,6 +164,17 @@ def _extractive_summaries(index: Index) -> int:
     if not has_table(index, "summaries"):
         return 0
     return int(index.scalar("SELECT count(*) FROM summaries WHERE summarizer = 'fallback' AND NOT user_edited"))
+
+
+def _rebuild_pending(marker: str, vault: Path) -> str:
+    """Why the index is to be rebuilt (`needs_rebuild`'s value says who asked) and what does it."""
+    finish = f"the next sync, reindex or serve rebuilds it; run `{command_line('sync', '--vault', vault)}`"
+    if marker == REBUILD_UNDER_WAY:
+        return (
+            "a rebuild of the index was interrupted: it holds fewer notes than the vault (or none) "
+            f"until one finishes; {finish}"
+        )
+    return f"this version of vaultmind derives the index's rows anew (a migration asks for it): {finish}"
 
 
 # the problems whose file is indexed all the same (warnings); the others' files are left out
@@ -208,15 +221,12 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
             notice += f"; nothing is indexed yet: run `{command_line('reindex', '--vault', config.vault)}`"
         else:
             notice += "; the index was rebuilt from the notes"
+    elif counts["needs_rebuild"]:  # before `empty`: an interrupted rebuild leaves no rows
+        health = "rebuild pending"
+        notice = _rebuild_pending(counts["needs_rebuild"], config.vault)
     elif empty:
         health = "empty"
         notice = f"nothing is indexed yet: run `{command_line('reindex', '--vault', config.vault)}`"
-    if health == "ok" and counts["needs_rebuild"]:
-        health = "rebuild pending"
-        notice = (
-            "this version of vaultmind derives the index's rows anew (a migration asks for it): "
-            f"the next sync, reindex or serve rebuilds it; run `{command_line('sync', '--vault', config.vault)}`"
-        )
     if loading and health == "ok":
         health = "loading"
         notice = (
@@ -226,6 +236,12 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     if memory.catching_up and health == "ok":
         health = "catching up"
         notice = f"{counted(memory.catching_up, 'changed file')} of a large change still to apply (in slices, saves first)"
+    elif counts["backlog_left"] and health == "ok":
+        health = "behind"
+        notice = (
+            "the daemon ended before it applied all of a large change to the vault: the index lags the vault "
+            f"until the next sync; run `{command_line('sync', '--vault', config.vault)}` (or start the daemon)"
+        )
     if memory.behind:
         health = "behind"
         notice = f"{notice}; {memory.behind}" if notice else memory.behind

@@ -29,6 +29,7 @@ import stat as stat_mod
 import time
 from collections.abc import Iterable, Mapping
 
+from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.model import FileStat, Problem, SyncStats
 from vaultmind.sync_apply import Applier
 from vaultmind.sync_diff import IndexedState, indexed_states
@@ -81,6 +82,9 @@ class Syncer(Applier):
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
+        if self.index.get_meta(BACKLOG_LEFT) is not None:  # what a daemon left of a large change is applied
+            with self.index.transaction() as con:
+                con.execute("DELETE FROM meta WHERE key = ?", [BACKLOG_LEFT])
         if cut_at is None and not rebuild:  # an index from before the size was kept: cut at this one
             with self.index.transaction() as con:
                 self.index.set_meta(con, "chunk_tokens", str(self.config.chunk_tokens))

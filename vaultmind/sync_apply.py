@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from functools import partial
@@ -196,7 +197,7 @@ class Applier:
         to_read.sort(key=lambda p: (not p.startswith("entities/"), p))
         total = len(to_read)
         self._vectors_after = total >= self.vectors_after_files
-        gone_hashes = {known[p].sha256: p for p in sorted(first.remove, reverse=True)}
+        gone_hashes = Counter(known[p].sha256 for p in first.remove)
         # Each batch in path order: the rows the workers build for it come in the order of its
         # tasks, which is then the order `_apply` writes them in.
         batches = [sorted(to_read[i:j]) for i, j in _batch_bounds(total, self.apply_batch)] or [[]]
@@ -244,7 +245,7 @@ class Applier:
         plans: list[BatchPlan],
         known: dict[str, IndexedState],
         stats: SyncStats,
-        gone_hashes: dict[str, str],
+        gone_hashes: Counter[str],
         total: int,
         *,
         rebuild: bool,

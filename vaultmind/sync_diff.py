@@ -10,6 +10,7 @@ or unreadable (reported; an unreadable note's rows are kept).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,11 +75,12 @@ def diff_loaded(
     old: IndexedState | None,
     plan: BatchPlan,
     stats: SyncStats,
-    gone_hashes: dict[str, str],
+    gone_hashes: Counter[str],
     shas: dict[str, str],
 ) -> None:
     """Put what the file read (`loaded`), indexed as `old`, means into its batch's `plan` and
-    the sync's `stats`. `gone_hashes`: the hashes of the paths gone (a rename's), each taken once;
+    the sync's `stats`. `gone_hashes`: the hashes of the paths gone (a rename's), counted: each
+    path gone pairs with one new path of its hash (notes of the same text renamed together);
     `shas`: the hash of each path the plan writes, for its apply."""
     path = loaded.path
     if loaded.problem is not None and loaded.keep_rows:
@@ -120,9 +122,9 @@ def diff_loaded(
     plan.clear_problems.add(path)
     if old is not None:
         stats.modified += 1
-    elif sha in gone_hashes:
+    elif gone_hashes[sha] > 0:
         stats.renamed += 1
-        gone_hashes.pop(sha)
+        gone_hashes[sha] -= 1
     else:
         stats.added += 1
     shas[path] = sha

@@ -134,6 +134,7 @@ def through_daemon_or_local(
             Progress(enabled=progress) as bar,
             Progress() as upgrade,
             Memory.open(config, progress=bar, upgrade=upgrade) as memory,
+            memory.index.replaced_when_broken(),  # a damaged file met by any statement: moved aside
         ):
             return local(memory)
     except IndexBusy:

@@ -58,6 +58,12 @@ INTERRUPTED = (
     "run the same command again to finish"
 )
 """Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
+REBUILD_INTERRUPTED = (
+    "vaultmind: interrupted; nothing in the vault is lost (it is the record), but the rebuild did not "
+    "finish: until one does, the index may hold fewer notes than the vault, or none (status says); "
+    "run the same command again (or a sync) to finish"
+)
+"""Said on Ctrl-C of a reindex, which empties the index's rows before it loads them again."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -82,15 +88,15 @@ def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
     try:
         return handler(args)
     except VaultmindError as exc:
-        return _interrupted() if by_ctrl_c(exc) else _failed(args, exc, debug)
+        return _interrupted(handler) if by_ctrl_c(exc) else _failed(args, exc, debug)
     except KeyboardInterrupt:
-        return _interrupted()
+        return _interrupted(handler)
     except BrokenPipeError:  # output piped into `head` and friends
         sys.stderr.close()
         return 0
     except Exception as exc:
         if by_ctrl_c(exc):  # DuckDB turns Ctrl-C inside a query into "Query interrupted"
-            return _interrupted()
+            return _interrupted(handler)
         storage = storage_error(exc)  # a full disk, said as a person can act on it
         if storage is None:
             raise
@@ -144,8 +150,8 @@ def by_ctrl_c(exc: BaseException) -> bool:
     return False
 
 
-def _interrupted() -> int:
-    print(INTERRUPTED, file=sys.stderr)
+def _interrupted(handler: Handler) -> int:
+    print(REBUILD_INTERRUPTED if handler is cmd_reindex else INTERRUPTED, file=sys.stderr)
     return 130
 
 

@@ -170,7 +170,11 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
     when one runs, else from the index opened here (indexed first when it is empty; said on
     stderr when an older vaultmind built it, or loading it took long)."""
     def local(memory: Any) -> dict[str, Any]:
+        from vaultmind.index.store import REBUILD_UNDER_WAY
+
         if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+            if memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY:  # the wait is said, and why
+                print("vaultmind: a rebuild of the index was interrupted; finishing it first", file=sys.stderr)
             memory.sync()
         elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
             print(

@@ -25,9 +25,10 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from vaultmind.errors import IndexBusy, index_access_error
+from vaultmind.errors import IndexBusy, IndexCorrupt, index_access_error
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.connection import connect, is_lock_error, session
+from vaultmind.index.damage import TruncatedIndex, chain, check_length, damaged, invalidated
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import keep_notice, quarantine
@@ -39,19 +40,27 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
-SMALL_POOL_HEADROOM = 8 * 2**20  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
+SMALL_POOL_HEADROOM = (
+    8 * 2**20
+)  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 # Rows appended to one table by one transaction from which DuckDB may have written a row group
 # to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
 # sizes compared are estimates). See `Index.transaction`.
 ROW_GROUP_WRITE_ROWS = 100_000
-INVALIDATED = "database has been invalidated"  # DuckDB's error for every statement after a fatal one
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
 # index up to date on every insert cost ~15 % of a cold index's CPU; building it once over the
 # loaded rows costs a fraction of that.
 BULK_TABLES = ("notes", "leaves", "occurrences", "admission")
+# `needs_rebuild` of an index whose rows a rebuild removed before loading them again (a
+# migration's is "1"): while it stays, the index holds fewer notes than the vault, or none.
+REBUILD_UNDER_WAY = "under way"
+# `meta` key kept while a daemon has paths of a large change still to apply (its backlog): a
+# daemon that ends before it applied them (a crash, a kill) leaves an index that lags the vault
+# until a whole-vault sync, which takes the key out (`status` says so meanwhile).
+BACKLOG_LEFT = "backlog_left"
 
 
 class Index:
@@ -73,7 +82,8 @@ class Index:
         self._tables: frozenset[str] | None = None
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
         self._bulk = False  # inside `bulk`: every transaction is part of its one
-        self.replaced = 0  # files moved aside since the open, the database invalidated (`_replace`)
+        self.replaced = 0  # files moved aside since the open, invalidated or damaged (`_replace`)
+        self._handled: list[BaseException] = []  # the errors that made `_replace` run, for nested guards
         self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
         self.vector_widths: dict[str, int] = {}  # model id → the one dimension of its stored vectors, once checked
 
@@ -90,7 +100,14 @@ class Index:
             return cls(con, None, None)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            had_wal = Path(f"{path}.wal").exists()
             con = connect(path)
+            if not had_wal:
+                try:
+                    check_length(con, path)
+                except TruncatedIndex:
+                    con.close()  # before the file moves: a connect to its path would reuse this one
+                    raise
             if not migrations_compatible(con):
                 con.close()
                 moved = quarantine(path)
@@ -103,7 +120,7 @@ class Index:
             return cls(con, path, None)
         except IndexBusy:
             raise
-        except (duckdb.Error, OSError) as exc:
+        except (duckdb.Error, OSError, TruncatedIndex) as exc:
             if is_lock_error(exc):
                 raise IndexBusy(
                     "the index is in use by another vaultmind process",
@@ -114,7 +131,7 @@ class Index:
             if denied is not None:  # a sound index this user cannot write: not a broken one
                 raise denied from exc
             log.warning("index %s could not be opened (%s); moving it aside", path, exc)
-            con, notice = _fresh_index(path, f"index could not be opened ({_short(exc)})")
+            con, notice, _ = _fresh_index(path, f"index could not be opened ({_short(exc)})")
             return cls(con, path, notice)
 
     @property
@@ -145,7 +162,7 @@ class Index:
     def transaction(self, *, ner_step: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
         """One committed change. `ner_step`: it writes only NER's results for texts already
         indexed and what is derived from them (`backfill.backfill_ner`): `notes_generation` stays."""
-        with self.lock, self._replaced_when_invalidated():
+        with self.lock, self.replaced_when_broken():
             if self._bulk:  # part of the bulk load's one transaction, which commits or rolls back
                 yield self.con
                 self._changed()  # views this thread builds meanwhile see the change
@@ -195,34 +212,56 @@ class Index:
         self._sizes = after
 
     @contextmanager
-    def _replaced_when_invalidated(self) -> Iterator[None]:
-        """Let the error of a statement through; when it is one after which DuckDB refuses
-        every statement (a `FatalException` invalidates the whole database: "Failed to delete
-        all rows from index" when a lookup index lacks rows the table holds), the file is first
-        moved to `.vaultmind/quarantine/` and a fresh index opened in its place, so the next
-        statement runs on it and the next sync rebuilds it from the vault (`replaced` counts
-        these; a daemon reconciles at once). A serving process never goes on with a connection
-        that can only fail."""
+    def replaced_when_broken(self) -> Iterator[None]:
+        """Let the error of a statement through; when it says the index cannot be used, the
+        file is first moved to `.vaultmind/quarantine/` and a fresh index opened in its place,
+        so the next statement runs on it and the next sync rebuilds it from the vault (`replaced`
+        counts these; a daemon reconciles at once). A serving process never goes on with a
+        connection that can only fail. Two kinds: DuckDB refuses every statement after a
+        `FatalException` (it invalidates the whole database: "Failed to delete all rows from
+        index" when a lookup index lacks rows the table holds), and the file is damaged past
+        what its open read (`damaged`): DuckDB reads blocks when a statement needs them, so a
+        cut or garbled file opens, then fails every command that reads the bad block — a full
+        reindex too. A damaged file's error becomes `IndexCorrupt`, saying where the file went.
+
+        Only those errors: a full disk, a lock held elsewhere or a file this user may not write
+        leave the file where it is (their errors say so in other words). The statements of a
+        command that use `con` directly are covered by one guard around the whole command (the
+        CLI's, the daemon's reconcile); nested guards replace the file once."""
         try:
             yield
         except BaseException as exc:
-            if self.path is not None and invalidated(exc):
-                self._replace(exc)
+            if self.path is None or any(link in self._handled for link in chain(exc)):
+                raise
+            if damaged(exc, self.path):
+                moved = self._replace(exc, "index file was damaged")
+                raise IndexCorrupt(
+                    f"the index file was damaged ({_short(exc)}); it was moved to {moved} and an empty one "
+                    "put in its place, which the next sync fills from the vault",
+                    path=self.path,
+                    hint="run the same command again (the vault is the record: nothing in it is lost)",
+                ) from exc
+            if invalidated(exc):
+                self._replace(exc, "index was invalidated")
             raise
 
-    def _replace(self, exc: BaseException) -> None:
+    def _replace(self, exc: BaseException, why: str) -> Path:
+        """Move the file aside for `exc` and open a fresh one; where the file went."""
         assert self.path is not None
         with self.lock:
+            self._handled.append(exc)
+            del self._handled[:-4]  # a few: only the error being raised through nested guards matters
             with suppress(duckdb.Error):
                 self.con.close()
-            log.error("the index %s was invalidated by DuckDB (%s); moving it aside", self.path, _short(exc))
-            self.con, self.quarantined = _fresh_index(self.path, f"index was invalidated ({_short(exc)})")
+            log.error("the %s (%s): %s; moving it aside", why, self.path, _short(exc))
+            self.con, self.quarantined, moved = _fresh_index(self.path, f"{why} ({_short(exc)})")
             self._tables = None
             self._views.clear()
             self._bulk = False
             self._sizes = None
             self.replaced += 1
             self._changed()
+            return moved
 
     def _changed(self, *, ner_step: bool = False) -> None:
         self.generation += 1
@@ -232,7 +271,7 @@ class Index:
     def cached(self, name: str, build: Callable[[Any], T]) -> T:
         """A view derived from the index (`build(previous value or None)`), built once per
         committed state: readers keep their in-memory views here, rebuilt only after a change."""
-        with self.lock, self._replaced_when_invalidated():
+        with self.lock, self.replaced_when_broken():
             hit = self._views.get(name)
             if hit is not None and hit[0] == self.generation:
                 return cast(T, hit[1])
@@ -255,11 +294,11 @@ class Index:
                 self._views[name] = (generation, value)
 
     def query(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
-        with self.lock, self._replaced_when_invalidated():
+        with self.lock, self.replaced_when_broken():
             return self.con.execute(sql, params).fetchall()
 
     def scalar(self, sql: str, params: Any = None) -> Any:
-        with self.lock, self._replaced_when_invalidated():
+        with self.lock, self.replaced_when_broken():
             row = self.con.execute(sql, params).fetchone()
             return None if row is None else row[0]
 
@@ -270,12 +309,13 @@ class Index:
     def empty_derived(self, clear: Callable[[duckdb.DuckDBPyConnection], object] | None = None) -> None:
         """Delete every derived row before a rebuild's bulk load, in a transaction of its own and
         checkpointed: inside the load's transaction the deletes would stay pinned in memory until
-        its commit (+90 MB at 10k notes). The index is marked for a rebuild until the load's
-        first batch commits (with it), so a load that fails leaves the next sync to rebuild.
+        its commit (+90 MB at 10k notes). The index is marked for a rebuild under way
+        (`REBUILD_UNDER_WAY`) until the load's first batch commits (with it), so a load that fails
+        or is interrupted leaves the next sync to rebuild, and `status` says so meanwhile.
         `clear`: what deletes them (`clear_derived` when None)."""
         with self.transaction() as con:
             (clear or self.clear_derived)(con)
-            self.set_meta(con, "needs_rebuild", "1")
+            self.set_meta(con, "needs_rebuild", REBUILD_UNDER_WAY)
         self.checkpoint(evict=True)
 
     @property
@@ -365,7 +405,7 @@ class Index:
         memory, and then so did putting the limit back — every later statement, the closing
         checkpoint included, failed under the small pool. Holds the lock throughout: no write
         runs under a small pool."""
-        with self.lock, self._replaced_when_invalidated():
+        with self.lock, self.replaced_when_broken():
             held = self.duckdb_memory()
             above = sum(held.values()) + SMALL_POOL_HEADROOM
             beyond_cache = sum(used for tag, used in held.items() if tag != "BASE_TABLE")
@@ -483,24 +523,13 @@ class LoweredLimit:
         return True
 
 
-def invalidated(exc: BaseException) -> bool:
-    """Whether `exc` (or what caused it) left DuckDB's database invalidated: every later
-    statement fails until the file is opened anew."""
-    chain: list[BaseException] = []
-    link: BaseException | None = exc
-    while link is not None and link not in chain:
-        chain.append(link)
-        link = link.__cause__ or link.__context__
-    return any(isinstance(e, duckdb.FatalException) or INVALIDATED in str(e) for e in chain)
-
-
-def _fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str]:
+def _fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str, Path]:
     """Move the index file at `path` aside and open an empty one in its place; the notice
-    says why and where the old one went (kept for the next `status`)."""
+    says why and where the old one went (kept for the next `status`), then where it went."""
     moved = quarantine(path)
     con = connect(path)
     migrate(con)
-    return con, keep_notice(path, f"{reason}; moved to {moved}")
+    return con, keep_notice(path, f"{reason}; moved to {moved}"), moved
 
 
 def _short(exc: BaseException) -> str:

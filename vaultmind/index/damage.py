@@ -1,0 +1,63 @@
+"""What DuckDB's errors say of the index file: invalidated (every later statement fails), or
+damaged (a block that cannot be read), as against errors that say nothing of the file (a full
+disk, a lock held elsewhere, a file this user may not write), which must leave it where it is.
+`Index.replaced_when_broken` moves a file aside for the first two."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+INVALIDATED = "database has been invalidated"  # DuckDB's error for every statement after a fatal one
+# DuckDB's errors for a damaged file, met only when a statement reads the damaged block: a block
+# whose checksum does not match (bit rot, a bad copy), and one past the end of the file (one cut
+# short by a half-done copy or a full disk; said with the file's name, see `damaged`).
+BAD_CHECKSUM = "Corrupt database file"
+SHORT_READ = "Could not read enough bytes from file"
+HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers, before the first block
+
+
+def invalidated(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) left DuckDB's database invalidated: every later
+    statement fails until the file is opened anew."""
+    return any(isinstance(e, duckdb.FatalException) or INVALIDATED in str(e) for e in chain(exc))
+
+
+def damaged(exc: BaseException, path: Path) -> bool:
+    """Whether `exc` (or what caused it) is DuckDB meeting a damaged block of the index file at
+    `path`: a checksum that does not match, or a read past the end of that file (a read short
+    of another file's end, a spilled temporary one, says nothing of the index)."""
+    return any(
+        isinstance(e, duckdb.Error) and (BAD_CHECKSUM in str(e) or f'{SHORT_READ} "{path}"' in str(e))
+        for e in chain(exc)
+    )
+
+
+class TruncatedIndex(Exception):
+    """The index file is shorter than the blocks its header names (`check_length`)."""
+
+
+def check_length(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Raise `TruncatedIndex` when the file at `path` is shorter than its header says. A file
+    cut short (a half-done copy, a disk that filled while it was copied) opens, as DuckDB reads
+    only its headers and metadata then; its first read of a missing block fails, whatever the
+    command. Checked on open, where such a file is moved aside before any command meets it.
+    Only for a file opened without a WAL: replaying one may add blocks not yet written."""
+    row = con.execute("SELECT block_size, total_blocks FROM pragma_database_size()").fetchone()
+    if row is None:
+        return
+    expected = HEADER_BYTES + int(row[0]) * int(row[1])
+    size = path.stat().st_size
+    if size < expected:
+        raise TruncatedIndex(f"the file is {size:,} bytes, its header names {expected:,}: it was cut short")
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the errors that caused it, each once."""
+    links: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in links:
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links
