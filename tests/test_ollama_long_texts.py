@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import write, write_chat
-from tests.fakes import FakeOllama, fake_vector
+from tests.fakes import FakeOllama, fake_vector, free_port
 from tests.fakes.ollama_server import truncated
 from vaultmind.config import load_config
 from vaultmind.embed.ollama import DEFAULT_CONTEXT, SERVER_CONTEXT, OllamaEmbedder, context_of
@@ -127,6 +127,9 @@ def test_long_texts_are_embedded_again_when_their_windows_change_and_short_ones_
             memory.sync()
             assert memory.index.get_meta(key) == str(memory.embedder.window_tokens)  # type: ignore[union-attr]
             assert reply in sent_texts(fake) and email not in sent_texts(fake)  # the email in windows
+            # a first index embeds the email's windows once (before, its batches embedded them,
+            # then the window, kept only then, dropped their vectors and embedded them again)
+            assert sorted(" ".join(sent_texts(fake)).split()) == sorted(f"{email} {reply}".split())
             fake.clear()
             assert memory.sync().embedded == 0 and sent_texts(fake) == []  # nothing changed
 
@@ -162,3 +165,21 @@ def test_windows_found_by_the_running_count_fit_and_lose_nothing() -> None:
         assert "".join("".join(text[s:e] for s, e in spans).split()) == "".join(text.split())
         assert len(spans) == len(reference)
     assert len(window_spans("word " * 5000, 64, 3)) == 3  # no more than asked for
+
+
+def test_an_ollama_down_at_the_first_sync_leaves_no_window_kept_and_the_next_sync_embeds_once(vault: Path) -> None:
+    """The window is learned from Ollama before a whole sync embeds: with Ollama down the sync
+    still indexes the notes, says why the vectors wait, and keeps no window; once Ollama is
+    there the next sync keeps it and embeds every text, the long one's windows once."""
+    email, reply = long_text(1200), "thanks, see you at the pier"
+    write_chat(vault, "2024-03-04", [("ann", email), ("bob", reply)])
+    key = f"embed_window:ollama:{MODEL}"
+    down = load_config(vault, embed_provider="ollama", ollama_host=f"http://127.0.0.1:{free_port()}", ollama_timeout_s=2.0)
+    with Memory.open(down) as memory:
+        stats = memory.sync()
+        assert stats.embedded == 0 and memory.syncer.embed_error and "connect" in memory.syncer.embed_error
+        assert memory.index.get_meta(key) is None and memory.index.scalar("SELECT count(*) FROM leaves") > 0
+    with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 512}) as fake, Memory.open(down.with_(ollama_host=fake.host)) as memory:
+        assert memory.sync().embedded == 2
+        assert memory.index.get_meta(key) == str(memory.embedder.window_tokens)  # type: ignore[union-attr]
+        assert sorted(" ".join(sent_texts(fake)).split()) == sorted(f"{email} {reply}".split())

@@ -80,6 +80,7 @@ class Syncer(Applier):
             ):
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
+        self._check_windows()
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         if cut_at is None and not rebuild:  # an index from before the size was kept: cut at this one
             with self.index.transaction() as con:

@@ -109,6 +109,21 @@ class Applier:
         self._embed_failed = True
         log.warning("embeddings deferred: %s", exc)
 
+    def _check_windows(self) -> None:
+        """Before a whole-vault sync embeds anything: drop the vectors of the long texts the
+        model now reads in other windows (`drop_other_windows`), and keep the window. Done
+        first, not with the backlog after the batches: a first index (no window kept) would
+        have the long texts its batches had just embedded in these very windows dropped and
+        embedded again. An embedder that cannot say its window (Ollama down) is not asked again
+        in this sync (`_deferred`)."""
+        if self.embedder is None:
+            return
+        try:
+            if rewindowed := drop_other_windows(self.index, self.embedder):
+                log.info("%d vector(s) of long texts dropped: %s reads them in other windows now", rewindowed, self.embedder.model_id)
+        except EmbedError as exc:
+            self._deferred(exc)
+
     def _embed_backlog(self, stats: SyncStats) -> None:
         """A whole-vault sync also embeds leaves an apply left without a vector (a failed
         provider, a model switched or answering another dimension), once the model's former ids'
@@ -119,8 +134,6 @@ class Applier:
         deferred, self._vectors_deferred = self._vectors_deferred, None
         adopted = adopt_former_ids(self.index, self.embedder)
         try:
-            if rewindowed := drop_other_windows(self.index, self.embedder):
-                log.info("%d vector(s) of long texts dropped: %s reads them in other windows now", rewindowed, self.embedder.model_id)
             if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
                 log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
             with self._vector_pass(deferred):
