@@ -18,7 +18,7 @@ from tests.fakes import FakeOllama, fake_vector, free_port
 from tests.fakes.ollama_server import truncated
 from vaultmind.config import load_config
 from vaultmind.embed.ollama import DEFAULT_CONTEXT, SERVER_CONTEXT, OllamaEmbedder, context_of
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, EmbedError
 from vaultmind.markdown.spans import hard_split, window_spans
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
@@ -96,6 +96,31 @@ def test_a_server_whose_details_hold_no_model_info_is_read_in_default_windows() 
         finally:
             embedder.close()
         assert len(sent_texts(fake)) >= 3
+
+
+def test_a_server_without_the_details_route_is_read_in_default_windows() -> None:
+    """A server that serves `/api/embed` but not `/api/show` (a proxy letting through only what
+    it knows) answers it 404 with no model named: the texts are embedded all the same, in
+    windows of the default context; before, every embedding failed with advice to pull the model."""
+    with FakeOllama(embed_models={MODEL: 8}, failure="404", failure_paths={"/api/show"}) as fake:
+        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
+        try:
+            assert embedder.embed([long_text(1200)]).shape == (1, 8)
+            assert embedder.context == DEFAULT_CONTEXT
+        finally:
+            embedder.close()
+        assert len(sent_texts(fake)) >= 3
+
+
+def test_a_model_ollama_does_not_have_is_said_when_its_details_are_asked() -> None:
+    with FakeOllama(embed_models={"mxbai-embed-large": 8}) as fake:
+        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
+        try:
+            with pytest.raises(EmbedError, match="has no model") as raised:
+                embedder.embed(["a short note"])
+        finally:
+            embedder.close()
+        assert "ollama pull" in (raised.value.hint or "") and fake.requests_to("/api/embed") == []
 
 
 def test_a_set_context_is_used_without_asking_ollama(vault: Path) -> None:
