@@ -192,6 +192,26 @@ def test_windows_found_by_the_running_count_fit_and_lose_nothing() -> None:
     assert len(window_spans("word " * 5000, 64, 3)) == 3  # no more than asked for
 
 
+def test_vectors_of_before_windows_stored_under_the_models_former_id_are_taken_then_checked(vault: Path) -> None:
+    """An index from before both changes: its vectors under the name with its `latest` tag,
+    no window kept. They are taken as the model's own, and then the long texts' among them
+    (read to Ollama's context only) are embedded again in windows; the short ones' kept."""
+    email, reply = long_text(1200), "thanks, see you at the pier"
+    write_chat(vault, "2024-03-04", [("ann", email), ("bob", reply)])
+    with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 512}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            with memory.index.transaction() as con:  # as the index of before
+                con.execute("UPDATE embeddings SET model = ?", [f"ollama:{MODEL}:latest"])
+                con.execute("DELETE FROM meta WHERE key = ?", [f"embed_window:ollama:{MODEL}"])
+        fake.clear()
+        with Memory.open(config) as memory:
+            assert memory.sync().embedded == 1
+            assert " ".join(sent_texts(fake)).split() == email.split()  # the email's windows alone
+            assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [(f"ollama:{MODEL}",)]
+
+
 def test_an_ollama_down_at_the_first_sync_leaves_no_window_kept_and_the_next_sync_embeds_once(vault: Path) -> None:
     """The window is learned from Ollama before a whole sync embeds: with Ollama down the sync
     still indexes the notes, says why the vectors wait, and keeps no window; once Ollama is

@@ -80,7 +80,7 @@ class Syncer(Applier):
             ):
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
-        self._check_windows()
+        self._settle_stored_vectors()
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         if cut_at is None and not rebuild:  # an index from before the size was kept: cut at this one
             with self.index.transaction() as con:
@@ -161,6 +161,7 @@ class Syncer(Applier):
         folders = folder_problems(self.index, self.config.vault, prefixes, scan)
         self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
         if self._vectors_deferred:  # a large batch of paths left its vectors to a pass of their own
+            self._settle_stored_vectors()
             self._embed_backlog(stats)
         stats.seconds = time.perf_counter() - started
         return stats
