@@ -212,6 +212,26 @@ def test_vectors_of_before_windows_stored_under_the_models_former_id_are_taken_t
             assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [(f"ollama:{MODEL}",)]
 
 
+def test_vectors_taken_from_the_former_id_with_ollama_down_are_told_to_the_resident_vectors(vault: Path) -> None:
+    """The former id's vectors are taken without Ollama; with Ollama down the sync then embeds
+    nothing, but the resident vectors are still told that stored vectors changed (before, they
+    were told only when the embedding that followed succeeded)."""
+    write_chat(vault, "2024-03-04", [("ann", "the boats sailed at dawn"), ("bob", "thanks, see you at the pier")])
+    with FakeOllama(embed_models={MODEL: 8}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            with memory.index.transaction() as con:
+                con.execute("UPDATE embeddings SET model = ?", [f"ollama:{MODEL}:latest"])
+    down = config.with_(ollama_host=f"http://127.0.0.1:{free_port()}", ollama_timeout_s=2.0)
+    with Memory.open(down) as memory:
+        told: list[bool] = []
+        memory.syncer.listeners.append(lambda change: told.append(change.backfilled))
+        memory.sync()
+        assert memory.syncer.embed_error and memory.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [f"ollama:{MODEL}"]) == 2
+        assert True in told
+
+
 def test_an_ollama_down_at_the_first_sync_leaves_no_window_kept_and_the_next_sync_embeds_once(vault: Path) -> None:
     """The window is learned from Ollama before a whole sync embeds: with Ollama down the sync
     still indexes the notes, says why the vectors wait, and keeps no window; once Ollama is
