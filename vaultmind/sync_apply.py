@@ -111,13 +111,14 @@ class Applier:
         log.warning("embeddings deferred: %s", exc)
 
     def _settle_stored_vectors(self) -> None:
-        """Before a whole-vault sync embeds anything: take the vectors stored under the model's
-        former ids as its own (`adopt_former_ids`), then drop those of the long texts the model
-        now reads in other windows (`drop_other_windows`, which keeps the window). First, not
-        with the backlog after the batches: a first index (no window kept) had the long texts
-        its batches had just embedded in these very windows dropped and embedded again; and
-        after the adoption, whose vectors of before windows are checked too. An embedder that
-        cannot say its window (Ollama down) is not asked again in this sync (`_deferred`)."""
+        """Before a whole-vault sync embeds anything (or a large batch of paths, its vector
+        pass): take the vectors stored under the model's former ids as its own
+        (`adopt_former_ids`), then drop those of the long texts the model now reads in other
+        windows (`drop_other_windows`, which keeps the window). First, not with the backlog
+        after the batches: a first index (no window kept) had the long texts its batches had
+        just embedded in these very windows dropped and embedded again; and after the
+        adoption, whose vectors of before windows are checked too. An embedder that cannot say
+        its window (Ollama down) is not asked again in this sync (`_deferred`)."""
         if self.embedder is None:
             return
         self._adopted = adopt_former_ids(self.index, self.embedder)
