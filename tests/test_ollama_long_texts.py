@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 from tests.conftest import write, write_chat
-from tests.fakes import FakeOllama, fake_vector
+from tests.fakes import FakeOllama, fake_vector, free_port
 from tests.fakes.ollama_server import truncated
 from vaultmind.config import load_config
 from vaultmind.embed.ollama import DEFAULT_CONTEXT, SERVER_CONTEXT, OllamaEmbedder, context_of
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, EmbedError
 from vaultmind.markdown.spans import hard_split, window_spans
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
@@ -98,6 +98,31 @@ def test_a_server_whose_details_hold_no_model_info_is_read_in_default_windows() 
         assert len(sent_texts(fake)) >= 3
 
 
+def test_a_server_without_the_details_route_is_read_in_default_windows() -> None:
+    """A server that serves `/api/embed` but not `/api/show` (a proxy letting through only what
+    it knows) answers it 404 with no model named: the texts are embedded all the same, in
+    windows of the default context; before, every embedding failed with advice to pull the model."""
+    with FakeOllama(embed_models={MODEL: 8}, failure="404", failure_paths={"/api/show"}) as fake:
+        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
+        try:
+            assert embedder.embed([long_text(1200)]).shape == (1, 8)
+            assert embedder.context == DEFAULT_CONTEXT
+        finally:
+            embedder.close()
+        assert len(sent_texts(fake)) >= 3
+
+
+def test_a_model_ollama_does_not_have_is_said_when_its_details_are_asked() -> None:
+    with FakeOllama(embed_models={"mxbai-embed-large": 8}) as fake:
+        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
+        try:
+            with pytest.raises(EmbedError, match="has no model") as raised:
+                embedder.embed(["a short note"])
+        finally:
+            embedder.close()
+        assert "ollama pull" in (raised.value.hint or "") and fake.requests_to("/api/embed") == []
+
+
 def test_a_set_context_is_used_without_asking_ollama(vault: Path) -> None:
     write(vault, ".vaultmind/config.toml", "[ollama]\nembed_context = 300\n")
     with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 2048}) as fake:
@@ -127,6 +152,9 @@ def test_long_texts_are_embedded_again_when_their_windows_change_and_short_ones_
             memory.sync()
             assert memory.index.get_meta(key) == str(memory.embedder.window_tokens)  # type: ignore[union-attr]
             assert reply in sent_texts(fake) and email not in sent_texts(fake)  # the email in windows
+            # a first index embeds the email's windows once (before, its batches embedded them,
+            # then the window, kept only then, dropped their vectors and embedded them again)
+            assert sorted(" ".join(sent_texts(fake)).split()) == sorted(f"{email} {reply}".split())
             fake.clear()
             assert memory.sync().embedded == 0 and sent_texts(fake) == []  # nothing changed
 
@@ -162,3 +190,61 @@ def test_windows_found_by_the_running_count_fit_and_lose_nothing() -> None:
         assert "".join("".join(text[s:e] for s, e in spans).split()) == "".join(text.split())
         assert len(spans) == len(reference)
     assert len(window_spans("word " * 5000, 64, 3)) == 3  # no more than asked for
+
+
+def test_vectors_of_before_windows_stored_under_the_models_former_id_are_taken_then_checked(vault: Path) -> None:
+    """An index from before both changes: its vectors under the name with its `latest` tag,
+    no window kept. They are taken as the model's own, and then the long texts' among them
+    (read to Ollama's context only) are embedded again in windows; the short ones' kept."""
+    email, reply = long_text(1200), "thanks, see you at the pier"
+    write_chat(vault, "2024-03-04", [("ann", email), ("bob", reply)])
+    with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 512}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            with memory.index.transaction() as con:  # as the index of before
+                con.execute("UPDATE embeddings SET model = ?", [f"ollama:{MODEL}:latest"])
+                con.execute("DELETE FROM meta WHERE key = ?", [f"embed_window:ollama:{MODEL}"])
+        fake.clear()
+        with Memory.open(config) as memory:
+            assert memory.sync().embedded == 1
+            assert " ".join(sent_texts(fake)).split() == email.split()  # the email's windows alone
+            assert memory.index.query("SELECT DISTINCT model FROM embeddings") == [(f"ollama:{MODEL}",)]
+
+
+def test_vectors_taken_from_the_former_id_with_ollama_down_are_told_to_the_resident_vectors(vault: Path) -> None:
+    """The former id's vectors are taken without Ollama; with Ollama down the sync then embeds
+    nothing, but the resident vectors are still told that stored vectors changed (before, they
+    were told only when the embedding that followed succeeded)."""
+    write_chat(vault, "2024-03-04", [("ann", "the boats sailed at dawn"), ("bob", "thanks, see you at the pier")])
+    with FakeOllama(embed_models={MODEL: 8}) as fake:
+        config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            with memory.index.transaction() as con:
+                con.execute("UPDATE embeddings SET model = ?", [f"ollama:{MODEL}:latest"])
+    down = config.with_(ollama_host=f"http://127.0.0.1:{free_port()}", ollama_timeout_s=2.0)
+    with Memory.open(down) as memory:
+        told: list[bool] = []
+        memory.syncer.listeners.append(lambda change: told.append(change.backfilled))
+        memory.sync()
+        assert memory.syncer.embed_error and memory.index.scalar("SELECT count(*) FROM embeddings WHERE model = ?", [f"ollama:{MODEL}"]) == 2
+        assert True in told
+
+
+def test_an_ollama_down_at_the_first_sync_leaves_no_window_kept_and_the_next_sync_embeds_once(vault: Path) -> None:
+    """The window is learned from Ollama before a whole sync embeds: with Ollama down the sync
+    still indexes the notes, says why the vectors wait, and keeps no window; once Ollama is
+    there the next sync keeps it and embeds every text, the long one's windows once."""
+    email, reply = long_text(1200), "thanks, see you at the pier"
+    write_chat(vault, "2024-03-04", [("ann", email), ("bob", reply)])
+    key = f"embed_window:ollama:{MODEL}"
+    down = load_config(vault, embed_provider="ollama", ollama_host=f"http://127.0.0.1:{free_port()}", ollama_timeout_s=2.0)
+    with Memory.open(down) as memory:
+        stats = memory.sync()
+        assert stats.embedded == 0 and memory.syncer.embed_error and "connect" in memory.syncer.embed_error
+        assert memory.index.get_meta(key) is None and memory.index.scalar("SELECT count(*) FROM leaves") > 0
+    with FakeOllama(embed_models={MODEL: 8}, contexts={MODEL: 512}) as fake, Memory.open(down.with_(ollama_host=fake.host)) as memory:
+        assert memory.sync().embedded == 2
+        assert memory.index.get_meta(key) == str(memory.embedder.window_tokens)  # type: ignore[union-attr]
+        assert sorted(" ".join(sent_texts(fake)).split()) == sorted(f"{email} {reply}".split())

@@ -435,6 +435,35 @@ def test_a_closed_llm_gate_is_probed_by_one_job_per_backoff(tmp_path: Path, inde
     assert queue_status(index)["depth"] == 0
 
 
+def test_a_model_that_answered_opens_the_gate_though_its_job_then_failed(tmp_path: Path, index: Index) -> None:
+    """Ollama back after an outage: the probe's model answers, but the job then fails on what
+    it said (an answer it cannot use, retried later). Ollama is there: the gate opens, its
+    backoff back at the shortest, as after any answer. Before, only a job that ended well
+    opened it: the gate stayed as down, each next LLM job probing alone, and the next outage
+    closed it for a doubled backoff."""
+    clock = [T0]
+    ollama = ["down"]
+
+    def ask_llm(ctx: JobContext, job: Any) -> str | None:
+        if ollama[0] == "down":
+            raise LlmUnreachable("cannot connect to Ollama")
+        ctx.model_answered()
+        raise LlmTransient("the model's answer is no JSON object")
+
+    pool = WorkerPool(load_config(tmp_path), index=index, kinds=[JobKind("llm", ask_llm, llm_bound=True)], clock=lambda: clock[0])
+    add(index, "q0", "q1", kind="llm")
+    assert pool.run_once() and pool.status()["llm_gate"] == "closed"  # the first try finds Ollama down
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    ollama[0] = "answers"
+    assert pool.run_once()  # the probe: the model answers, the job fails and is retried later
+    assert index.scalar("SELECT count(*) FROM jobs WHERE last_error LIKE '%no JSON%'") == 1
+    ollama[0] = "down"
+    assert pool.run_once() and pool.status()["llm_gate"] == "closed"  # a new outage
+    clock[0] += int(BACKOFF["llm_unreachable"].delay_s(1) * 1000) + 1
+    assert pool.status()["llm_gate"] == "open"  # closed for the shortest backoff, not twice that
+    pool.close()
+
+
 def test_one_job_probes_a_gate_whose_backoff_passed_while_the_other_workers_wait(tmp_path: Path, index: Index) -> None:
     """With room for several LLM calls (`llm_concurrency` 3), a worker that finds the probe
     running claims no LLM job, and leaves the probe's mark as it was: it had cleared it, so the

@@ -81,6 +81,7 @@ class Syncer(Applier):
             ):
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
+        self._settle_stored_vectors()
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         if self.index.get_meta(BACKLOG_LEFT) is not None:  # what a daemon left of a large change is applied
             with self.index.transaction() as con:
@@ -164,6 +165,7 @@ class Syncer(Applier):
         folders = folder_problems(self.index, self.config.vault, prefixes, scan)
         self._diff_apply(observed, known, stats, rebuild=False, scan=None, folders=folders)
         if self._vectors_deferred:  # a large batch of paths left its vectors to a pass of their own
+            self._settle_stored_vectors()
             self._embed_backlog(stats)
         stats.seconds = time.perf_counter() - started
         return stats

@@ -94,6 +94,7 @@ class Applier:
         # transaction) or a large sync ("sync", committed batch by batch); None: none left
         self._vectors_deferred: Literal["load", "sync"] | None = None
         self._embed_failed = False  # the embedder failed in the current sync: not asked again in it
+        self._adopted = 0  # vectors of the model's former ids taken at this sync's start, for `_embed_backlog`
         # set while serving (`Memory.serve`): a batch's cached blocks are dropped before its
         # commit and again after (`_shed`)
         self.lean = False
@@ -110,18 +111,35 @@ class Applier:
         self._embed_failed = True
         log.warning("embeddings deferred: %s", exc)
 
-    def _embed_backlog(self, stats: SyncStats) -> None:
-        """A whole-vault sync also embeds leaves an apply left without a vector (a failed
-        provider, a model switched or answering another dimension), once the model's former ids'
-        vectors are its own; a watcher batch, only after a failure (`_embed_saved`)."""
-        if self.embedder is None or self._embed_failed:  # it failed this sync's saves: said once
-            self._vectors_deferred = None
+    def _settle_stored_vectors(self) -> None:
+        """Before a whole-vault sync embeds anything (or a large batch of paths, its vector
+        pass): take the vectors stored under the model's former ids as its own
+        (`adopt_former_ids`), then drop those of the long texts the model now reads in other
+        windows (`drop_other_windows`, which keeps the window). First, not with the backlog
+        after the batches: a first index (no window kept) had the long texts its batches had
+        just embedded in these very windows dropped and embedded again; and after the
+        adoption, whose vectors of before windows are checked too. An embedder that cannot say
+        its window (Ollama down) is not asked again in this sync (`_deferred`)."""
+        if self.embedder is None:
             return
-        deferred, self._vectors_deferred = self._vectors_deferred, None
-        adopted = adopt_former_ids(self.index, self.embedder)
+        self._adopted = adopt_former_ids(self.index, self.embedder)
         try:
             if rewindowed := drop_other_windows(self.index, self.embedder):
                 log.info("%d vector(s) of long texts dropped: %s reads them in other windows now", rewindowed, self.embedder.model_id)
+        except EmbedError as exc:
+            self._deferred(exc)
+
+    def _embed_backlog(self, stats: SyncStats) -> None:
+        """A whole-vault sync also embeds leaves an apply left without a vector (a failed
+        provider, a model switched or answering another dimension, a text whose windows
+        changed); a watcher batch, only after a failure (`_embed_saved`)."""
+        adopted, self._adopted = self._adopted, 0
+        if self.embedder is None or self._embed_failed:  # it failed this sync's saves: said once
+            self._vectors_deferred = None
+            self._tell_backfilled(adopted)
+            return
+        deferred, self._vectors_deferred = self._vectors_deferred, None
+        try:
             if (old := drop_other_widths(self.index, self.embedder.model_id, self.embedder.dim)) is not None:
                 log.warning("%s", DimensionChanged(self.embedder.model_id, old, self.embedder.dim))
             with self._vector_pass(deferred):
@@ -129,9 +147,15 @@ class Applier:
             self.embed_error = None
         except EmbedError as exc:
             self._deferred(exc)
+            self._tell_backfilled(adopted)
             return
-        if backlog or adopted:
-            stats.embedded += backlog
+        stats.embedded += backlog
+        self._tell_backfilled(backlog + adopted)
+
+    def _tell_backfilled(self, vectors: int) -> None:
+        """Tell the listeners that `vectors` vectors of older leaves are now stored, if any
+        (the resident vectors read them)."""
+        if vectors:
             change = ChangeSet(backfilled=True)
             for listener in self.listeners:
                 listener(change)

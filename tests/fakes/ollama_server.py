@@ -48,7 +48,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-FAILURES = ("500", "garbage", "hang", "disconnect")
+FAILURES = ("500", "404", "garbage", "hang", "disconnect")
 FAKE_VERSION = "0.12.0-fake"
 _CREATED_AT = "2025-01-01T00:00:00Z"
 _HANG_LIMIT_S = 120.0
@@ -431,6 +431,8 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
         def _fail(self, failure: str) -> None:
             if failure == "500":
                 self._json(500, {"error": "fake ollama: internal server error"})
+            elif failure == "404":  # a route this server does not serve
+                self._send(404, b"404 page not found", "text/plain")
             elif failure == "garbage":
                 self._send(200, b"\x00<html>this is not json{", "application/json")
             elif failure == "hang":

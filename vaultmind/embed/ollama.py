@@ -189,10 +189,8 @@ class OllamaEmbedder:
         try:
             shown = self._asking("a request for the model's details", lambda client: client.show(self._model))
         except EmbedError as exc:
-            if not isinstance(exc.__cause__, ValueError | TypeError):
+            if not _says_nothing_of_the_model(exc.__cause__):
                 raise
-            # an answer the client cannot read (a server without `model_info`, older than
-            # /api/embed's): the embeddings need not fail for it
             log.warning("%s; %r is read in windows of %d tokens", exc, self._model, DEFAULT_CONTEXT)
             return DEFAULT_CONTEXT
         return context_of(getattr(shown, "modelinfo", None), getattr(shown, "parameters", None))
@@ -287,6 +285,21 @@ def context_of(model_info: Mapping[str, Any] | None, parameters: str | None) -> 
     found = _NUM_CTX_RE.search(parameters or "")
     num_ctx = int(found.group(1)) if found else SERVER_CONTEXT
     return max(1, min(min(lengths, default=DEFAULT_CONTEXT), num_ctx))
+
+
+def _says_nothing_of_the_model(cause: BaseException | None) -> bool:
+    """Whether `/api/show` failed in a way that leaves the embeddings to the default context:
+    an answer the client cannot read (a server without `model_info`, older than /api/embed's),
+    or a server without the route (a proxy serving /api/embed alone: 404 naming no model, 405,
+    501). A model Ollama does not have, a server down or failing (5xx) is an error, as it is
+    to the embed call."""
+    import ollama
+
+    if isinstance(cause, ValueError | TypeError):
+        return True
+    if not isinstance(cause, ollama.ResponseError):
+        return False
+    return cause.status_code in (405, 501) or (cause.status_code == 404 and "model" not in str(cause.error).lower())
 
 
 def _shape_in_words(array: Vectors) -> str:

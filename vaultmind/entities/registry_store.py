@@ -159,17 +159,20 @@ def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
 
 def _may_type_sql() -> str:
     """Where a note of yours may name a kind of entity: the JSON text of its `TYPING_KEYS`
-    holds a word of a `CATEGORY_KINDS` name in any case (or a `\\u` escape, which could spell
-    one). Only such a note can be typed (`typed_note_from`: `_category` lower-cases the words
-    of a value, and the characters Python lower-cases to ASCII letters alone are ASCII letters
-    and the Kelvin sign, which the pattern's case folding matches as "k"), so the registry reads
-    the same notes it builds from, without parsing the front matter of every note with tags
-    (at each batch of a first index, every such note indexed so far)."""
+    holds a word of a `CATEGORY_KINDS` name in any case, as a word (no letter on either side),
+    or a `\\u` escape, which could spell one. Only such a note can be typed (`typed_note_from`:
+    `_category` takes a value's last part and lower-cases its words, which must then be a
+    name's; the characters Python lower-cases to ASCII letters alone are ASCII letters and the
+    Kelvin sign, which the pattern's case folding matches as "k"). So the registry reads every
+    note it builds from and few others (a name inside a word, `#productivity` or `notebook`,
+    is none), without parsing the front matter of every note with tags (at each batch of a
+    first index, every such note indexed so far)."""
     words = "|".join(sorted({word for name in CATEGORY_KINDS for word in name.split()}))
     typing = " || chr(0) || ".join(
         f"coalesce(json_extract_string(frontmatter, '$.{key}'), '')" for key in TYPING_KEYS
     )
-    return f"regexp_matches({typing}, '(?i){words}|\\\\u')"  # (in SQL's text, `\\\\u` is the pattern's `\\u`)
+    # (in SQL's text, `\\\\u` is the pattern's `\\u`)
+    return f"regexp_matches({typing}, '(?i)(^|[^a-z])({words})($|[^a-z])|\\\\u')"
 
 
 # the notes the registry reads, and what of a note of yours it reads (an edit of its text

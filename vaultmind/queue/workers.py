@@ -337,7 +337,8 @@ class WorkerPool:
         LLM, so it leaves the gate closed (the try closes it), never re-opens it. Nor does an
         LLM job that ended without the model's answer (stale, answered from the cache, its
         target gone): only an answer heard in its run (`JobContext.answers_heard`) opens it,
-        else a stale probe let every LLM job knock at an Ollama still down."""
+        else a stale probe let every LLM job knock at an Ollama still down; an answer opens it
+        though the job then fails on it (a failure that finds no Ollama closes it again)."""
         if kind.without_llm is not None and not asks:
             return kind.without_llm(self.context, job)
         if not kind.llm_bound:
@@ -346,13 +347,13 @@ class WorkerPool:
         try:
             note = kind.run(self.context, job)
         except Exception as exc:
+            self._open_gate_if_answered(heard)
             if kind.without_llm is None or classify(exc) != "llm_unreachable":
                 raise
             self._close_gate()
             log.info("job #%d %s: %s; done without the LLM", job.id, job.kind, str(exc) or type(exc).__name__)
             return kind.without_llm(self.context, job)
-        if self.context.answers_heard() > heard:  # the model answered: Ollama is there
-            self._open_gate()
+        self._open_gate_if_answered(heard)
         return note
 
     # -- the LLM gate ----------------------------------------------------------------------
@@ -362,6 +363,12 @@ class WorkerPool:
             self._gate_failures += 1
             delay = BACKOFF["llm_unreachable"].delay_s(self._gate_failures)
             self._gate_closed_until = self.clock() + int(delay * 1000)
+
+    def _open_gate_if_answered(self, heard: int) -> None:
+        """Open the gate when this thread heard the model answer since it had heard `heard`
+        answers: Ollama is there."""
+        if self.context.answers_heard() > heard:
+            self._open_gate()
 
     def _open_gate(self) -> None:
         with self._gate_lock:
