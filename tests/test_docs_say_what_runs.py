@@ -1,6 +1,7 @@
-"""The JSON keys docs/architecture.md lists for `status --json`, `reindex --json` and
-`sync --json` are the keys those commands print: none missing from the docs, none the code
-does not write."""
+"""The docs and the `--help` texts say what the commands do: the JSON keys
+docs/architecture.md lists for `status --json`, `reindex --json` and `sync --json` are the keys
+those commands print (none missing from the docs, none the code does not write), and an option
+that would do nothing where it is given is refused, saying what it goes with."""
 
 from __future__ import annotations
 
@@ -73,3 +74,23 @@ def test_documented_keys_are_the_printed_keys(vault: Path, capsys: pytest.Captur
     source = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "vaultmind").rglob("*.py"))
     for key in status_keys | pass_keys:  # every key the docs list is one the code writes
         assert f'"{key.rsplit(".", 1)[-1]}"' in source, f"the docs list `{key}`, which nothing writes"
+
+
+@pytest.mark.parametrize(
+    ("given", "partner"),
+    [
+        (("query", "walk", "when did we move the launch?", "--budget", "300"), "--evidence"),
+        (("queue", "--timeout", "5"), "--run"),
+    ],
+)
+def test_an_option_without_its_partner_is_refused(
+    vault: Path, capsys: pytest.CaptureFixture[str], given: tuple[str, ...], partner: str
+) -> None:
+    """`--budget` sizes the evidence block of `--evidence`, `--timeout` bounds `--run`: alone,
+    each was accepted and ignored, so a user who gave one got nothing of what they asked."""
+    assert run_main(capsys, "init", str(vault), "--existing")[0] == 0
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    code, _, err = run_main(capsys, *given, "--vault", str(vault))
+    assert code == 2 and f"add {partner}" in err, err
+    code, _, err = run_main(capsys, *given, partner, "--vault", str(vault))
+    assert code == 0, err
