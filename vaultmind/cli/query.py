@@ -44,7 +44,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     )
     q.add_argument("--evidence", action="store_true", help="also print a cited evidence block for agents")
     q.add_argument(
-        "--budget", type=positive_int, default=EVIDENCE_BUDGET, help=f"token budget of the evidence block (default {EVIDENCE_BUDGET})"
+        "--budget", type=positive_int, default=None, help=f"with --evidence: token budget of the evidence block (default {EVIDENCE_BUDGET})"
     )
     q.set_defaults(
         handler=lambda a: _run(
@@ -55,7 +55,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
                 "limit": a.limit,
                 "reference_time": a.at if a.at is not None else datetime.now().astimezone().isoformat(),
                 "evidence": a.evidence,
-                "budget_tokens": a.budget,
+                "budget_tokens": _evidence_budget(a),
             },
         )
     )
@@ -215,6 +215,14 @@ def _ingest(args: argparse.Namespace) -> int:
     body = sys.stdin.read() if args.body is None else args.body
     ingest = {"title": args.title, "body": body, "source_id": args.source_id, "source_ref": args.source_ref}
     return _run(args, "ingest_document", ingest)
+
+
+def _evidence_budget(args: argparse.Namespace) -> int:
+    """The evidence block's budget; `--budget` without `--evidence` is refused, as it would
+    size a block nothing prints."""
+    if args.budget is not None and not args.evidence:
+        raise UsageError("--budget sizes the evidence block, which only --evidence prints", hint="add --evidence, or leave --budget out")
+    return int(args.budget or EVIDENCE_BUDGET)
 
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:

@@ -22,6 +22,8 @@ from vaultmind.errors import UsageError
 from vaultmind.plural import counted
 from vaultmind.shell import command_line
 
+RUN_TIMEOUT_S = 600.0  # how long `queue --run` works the queue unless --timeout says otherwise
+
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
 
@@ -39,7 +41,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--list", action="store_true", help="also list the jobs that are not done (up to 50)")
     p.add_argument("--run", action="store_true", help="sync, then run the queue here until nothing is ready")
     p.add_argument(
-        "--timeout", type=float, default=600.0, help="with --run: stop after this many seconds (default 600)"
+        "--timeout", type=float, default=None, help=f"with --run: stop after this many seconds (default {RUN_TIMEOUT_S:g})"
     )
     vault_args(p)
     p.set_defaults(handler=cmd_queue)
@@ -71,7 +73,10 @@ def cmd_queue(args: argparse.Namespace) -> int:
                 f"the daemon for {config.vault} (pid {pid}) already runs the queue with its workers",
                 hint=f"drop --run, or stop the daemon first: `{command_line('stop', '--vault', config.vault)}`",
             )
-    if args.timeout <= 0:
+    if args.timeout is not None and not args.run:  # (it was ignored without a word)
+        raise UsageError("--timeout is how long --run works the queue", hint="add --run, or leave --timeout out")
+    timeout = RUN_TIMEOUT_S if args.timeout is None else args.timeout
+    if timeout <= 0:
         raise UsageError("--timeout must be positive")
 
     def local(memory: Memory) -> dict[str, Any]:
@@ -87,7 +92,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
             pool.reconcile()
             ready = int(queue_status(memory.index).get("ready") or 0)  # (a job may add others: the total grows)
             progress = memory.syncer.progress or (lambda phase, done, total: None)
-            ran = pool.drain(timeout_s=args.timeout, on_job=lambda done: progress("queue jobs", done, max(ready, done)))
+            ran = pool.drain(timeout_s=timeout, on_job=lambda done: progress("queue jobs", done, max(ready, done)))
         else:
             pool.reconcile()  # recreate work derivable from the index (cheap, idempotent)
         report = queue_report(memory.index, vault=memory.config.vault, jobs=args.list)
