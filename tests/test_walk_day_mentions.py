@@ -96,3 +96,29 @@ def test_a_season_asked_of_finds_what_was_told_of_it_later(vault: Path) -> None:
         assert result["hits"][0]["content"].startswith("Max and I had a blast"), [
             h["content"] for h in result["hits"]
         ]
+
+
+def test_a_day_said_relatively_is_found_from_when_it_was_written(vault: Path) -> None:
+    """ "See you tomorrow" written on Monday 22 April, "the launch is on Tuesday" the Friday
+    before, "in two days" on the 21st, "yesterday was wild" on the 24th name Tuesday 23 April;
+    "next Tuesday" on the 22nd names the 30th, "tomorrow" on the 25th the 26th: not that day; "ok,
+    see you tomorrow!" on the 22nd is a goodbye, no account of it."""
+    write_chat(vault, "2024-04-19", [("Alice Chen", "The launch is on Tuesday, be ready by nine.")])
+    write_chat(vault, "2024-04-21", [("Bob Stone", "Press embargo lifts in two days.")])
+    write_chat(
+        vault,
+        "2024-04-22",
+        [
+            ("Dana Whitfield", "See you tomorrow at the harbour for the party."),
+            ("Bob Stone", "Retro next Tuesday with the whole team."),
+            ("Alice Chen", "Ok, see you tomorrow!"),
+        ],
+    )
+    write_chat(vault, "2024-04-24", [("Marco Ruiz", "Yesterday was wild, the servers held.")])
+    write_chat(vault, "2024-04-25", [("Marco Ruiz", "Tomorrow we rest and clean the office.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on Tuesday 23 April?", MAY)
+        for said in ("launch is on Tuesday", "in two days", "See you tomorrow", "Yesterday was wild"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("Retro" in c or "we rest" in c or "Ok, see" in c for c in found), found

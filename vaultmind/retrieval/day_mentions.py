@@ -14,8 +14,18 @@ back's written in May); in a leaf without a time, any year's. "May" is a stop wo
 the index: a day of May is looked for by its ordinal ("14th") or, when the window is that one
 day, by its number alone (the `BARE_LIMIT` leaves written nearest it: a number is common), and
 read only where "May" is written with its capital ("all 23 may come" names no day). A leaf written after the reference time was
-not there yet. A day a leaf names by relative words ("tomorrow", "next Tuesday") is not looked
-for: only a leaf among the candidates is read for those (`windows.names_a_day_in`).
+not there yet.
+
+A day a leaf names by relative words is read from when the leaf was written: the `RELATIVE_LIMIT`
+leaves written nearest the window, within `RELATIVE_REACH` days before or after it, that hold
+one of its relative words — "tomorrow", "next", "in two days", the asked days' weekday names
+before it; "yesterday", "ago", "last", their weekday names after it (the lexical index's
+postings, no scan). One written before a day names it as a plan does, forward ("see you
+tomorrow", "the launch is on Tuesday", "in two days": `windows.names_a_day_in`); one written
+after, as a look back does ("yesterday was wild", "last Tuesday", "two days ago": its first time
+expression, `retold.tells_of`). Only one that tells of the day beyond naming it counts
+(`RELATIVE_TELLS` words that name no time): "alright, see you tomorrow!" is a goodbye, not an
+account of the day.
 """
 
 from __future__ import annotations
@@ -26,8 +36,10 @@ from typing import TYPE_CHECKING
 
 from vaultmind.calendar_names import MONTH_NUMBERS, alternation
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.signals import CANDIDATES
-from vaultmind.retrieval.timeparse import TimeWindow
+from vaultmind.retrieval.timeparse import WEEKDAYS, TimeWindow
+from vaultmind.retrieval.windows import beyond_dating, names_a_day_in
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -35,6 +47,11 @@ if TYPE_CHECKING:
 MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leaves that name its days
 SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm they name it
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
+RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
+RELATIVE_LIMIT = 200  # of the leaves holding a relative day word on either side, those read
+RELATIVE_TELLS = 3  # … and that tells this many words beyond the day it names (no mere goodbye)
+_AHEAD_WORDS = ("tomorrow", "next", "coming", "days")  # "tomorrow", "next Friday", "in two days"
+_BACK_WORDS = ("yesterday", "ago", "last")  # "yesterday", "two days ago", "last Friday"
 _HALF_DAY = timedelta(hours=12)  # a named day is in the window when its midday is (at any offset)
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?\s+(?P<{}>(?:19|20)\d{{2}})\b)?"
@@ -158,7 +175,8 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         for groups, limit in _date_words(day, len(days) == 1):
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
-    ids = sorted(found)
+    relative = _relative_candidates(memory, window, days)
+    ids = sorted(found | relative)
     cols = memory.leaves.columns(ids)
     texts = memory.leaves.rows(ids)
     named: list[tuple[float, str]] = []
@@ -168,9 +186,36 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         if (
             row is None
             or (written is not None and written > now)
-            or not names_day(days, row["text"] or "", written, pattern)
+            or not (
+                names_day(days, row["text"] or "", written, pattern)
+                or (leaf_id in relative and written is not None and _says_relatively(window, row["text"] or "", written))
+            )
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
         named.append((distance, leaf_id))
     return [leaf_id for _, leaf_id in sorted(named)[:CANDIDATES]]
+
+
+def _relative_candidates(memory: MemoryView, window: TimeWindow, days: list[datetime]) -> set[str]:
+    """The leaves that may name a day of `window` by relative words (module doc): those holding
+    one of them, the `RELATIVE_LIMIT` written nearest each side of it."""
+    weekdays = sorted({t for name, number in WEEKDAYS.items() if number in {d.weekday() for d in days} for t in terms(name)})
+    found: set[str] = set()
+    for words, near in ((_AHEAD_WORDS, window.start), (_BACK_WORDS, window.end)):
+        group = sorted({t for word in words for t in terms(word)} | set(weekdays))
+        found.update(memory.leaves.holding_all([group], RELATIVE_LIMIT, near=near))
+    return found
+
+
+def _says_relatively(window: TimeWindow, text: str, written: datetime) -> bool:
+    """Whether `text`, written at `written` within `RELATIVE_REACH` of `window` but outside it,
+    names one of its days relatively: forward when written before it, back when after — and
+    tells of it beyond naming it (module doc)."""
+    if beyond_dating(text) < RELATIVE_TELLS:
+        return False
+    if window.start - RELATIVE_REACH <= written < window.start:
+        return names_a_day_in(window, text, written)
+    if window.end <= written < window.end + RELATIVE_REACH:
+        return tells_of(window, text, written)
+    return False
