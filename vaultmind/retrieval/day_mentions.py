@@ -48,7 +48,7 @@ MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leav
 SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm they name it
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
 RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
-RELATIVE_LIMIT = 200  # of the leaves holding a relative day word on either side, those read
+RELATIVE_LIMIT = 60  # of the leaves holding a relative day word on either side, those read
 RELATIVE_TELLS = 3  # … and that tells this many words beyond the day it names (no mere goodbye)
 _AHEAD_WORDS = ("tomorrow", "next", "coming", "days")  # "tomorrow", "next Friday", "in two days"
 _BACK_WORDS = ("yesterday", "ago", "last")  # "yesterday", "two days ago", "last Friday"
@@ -175,21 +175,22 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         for groups, limit in _date_words(day, len(days) == 1):
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
-    relative = _relative_candidates(memory, window, days)
-    ids = sorted(found | relative)
-    cols = memory.leaves.columns(ids)
-    texts = memory.leaves.rows(ids)
+    ids = sorted(found | _relative_candidates(memory, window, days))
+    times: list[datetime | None] = memory.leaves.columns(ids).ts.astype("datetime64[us]").tolist()  # NaT: None
+    # of the leaves holding only relative words, those written within reach of the window, outside it
+    kept = [
+        (leaf_id, written)
+        for leaf_id, written in zip(ids, times, strict=True)
+        if (written is None or written <= now) and (leaf_id in found or _within_reach(window, written))
+    ]
+    texts = memory.leaves.rows([leaf_id for leaf_id, _ in kept])
     named: list[tuple[float, str]] = []
-    times: list[datetime | None] = cols.ts.astype("datetime64[us]").tolist()  # NaT: None
-    for leaf_id, written in zip(ids, times, strict=True):
+    for leaf_id, written in kept:
         row = texts.get(leaf_id)
-        if (
-            row is None
-            or (written is not None and written > now)
-            or not (
-                names_day(days, row["text"] or "", written, pattern)
-                or (leaf_id in relative and written is not None and _says_relatively(window, row["text"] or "", written))
-            )
+        text = (row["text"] or "") if row is not None else ""
+        if not (
+            (leaf_id in found and names_day(days, text, written, pattern))
+            or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
@@ -208,14 +209,16 @@ def _relative_candidates(memory: MemoryView, window: TimeWindow, days: list[date
     return found
 
 
+def _within_reach(window: TimeWindow, written: datetime | None) -> bool:
+    """Whether a leaf written at `written` is within `RELATIVE_REACH` of `window`, outside it."""
+    return written is not None and (
+        window.start - RELATIVE_REACH <= written < window.start or window.end <= written < window.end + RELATIVE_REACH
+    )
+
+
 def _says_relatively(window: TimeWindow, text: str, written: datetime) -> bool:
     """Whether `text`, written at `written` within `RELATIVE_REACH` of `window` but outside it,
     names one of its days relatively: forward when written before it, back when after — and
     tells of it beyond naming it (module doc)."""
-    if beyond_dating(text) < RELATIVE_TELLS:
-        return False
-    if window.start - RELATIVE_REACH <= written < window.start:
-        return names_a_day_in(window, text, written)
-    if window.end <= written < window.end + RELATIVE_REACH:
-        return tells_of(window, text, written)
-    return False
+    said = names_a_day_in(window, text, written) if written < window.start else tells_of(window, text, written)
+    return said and beyond_dating(text) >= RELATIVE_TELLS
