@@ -122,3 +122,19 @@ def test_a_day_said_relatively_is_found_from_when_it_was_written(vault: Path) ->
         for said in ("launch is on Tuesday", "in two days", "See you tomorrow", "Yesterday was wild"):
             assert any(said in c for c in found), (said, found)
         assert not any("Retro" in c or "we rest" in c or "Ok, see" in c for c in found), found
+
+
+def test_a_day_said_by_its_ordinal_alone_is_the_nearest_such(vault: Path) -> None:
+    """ "The launch is on the 23rd" written on 10 April, "Tuesday 23rd works" on 2 April name
+    23 April (the 23rd nearest, a Tuesday); "the 23rd" written on 2 March names 23 March,
+    "Friday 23rd" on 20 April a Friday that 23 April is not."""
+    write_chat(vault, "2024-04-02", [("Alice Chen", "Tuesday 23rd works for the launch party.")])
+    write_chat(vault, "2024-04-10", [("Bob Stone", "The press launch is on the 23rd, confirmed.")])
+    write_chat(vault, "2024-03-02", [("Dana Whitfield", "Rent is due on the 23rd, as always.")])
+    write_chat(vault, "2024-04-20", [("Marco Ruiz", "Friday 23rd is the harbour dinner.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 April 2024?", MAY)
+        assert any("Tuesday 23rd works" in c for c in found), found
+        assert any("on the 23rd, confirmed" in c for c in found), found
+        assert not any("Rent" in c or "harbour dinner" in c for c in found), found

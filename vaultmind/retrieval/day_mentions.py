@@ -16,6 +16,9 @@ day, by its number alone (the `BARE_LIMIT` leaves written nearest it: a number i
 read only where "May" is written with its capital ("all 23 may come" names no day). A leaf written after the reference time was
 not there yet.
 
+A day a leaf names by its number without its month ("the 23rd", "Tuesday 23rd") is the one its
+own date puts nearest (`day_ordinals`).
+
 A day a leaf names by relative words is read from when the leaf was written: the `RELATIVE_LIMIT`
 leaves written nearest the window, within `RELATIVE_REACH` days before or after it, that hold
 one of its relative words — "tomorrow", "next", "in two days", the asked days' weekday names
@@ -36,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from vaultmind.calendar_names import MONTH_NUMBERS, alternation
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.day_ordinals import ORDINAL_REACH, names_by_ordinal, ordinal_candidates, suffix
 from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.signals import CANDIDATES
 from vaultmind.retrieval.timeparse import WEEKDAYS, TimeWindow
@@ -77,17 +81,11 @@ def _date_words(day: datetime, single: bool) -> list[tuple[list[list[str]], int]
     its ordinal ("14th") alone, or by its number alone when the window is that one day, the
     `BARE_LIMIT` written nearest it."""
     months = sorted({t for name, number in MONTH_NUMBERS.items() if number == day.month for t in terms(name)})
-    ordinal = terms(f"{day.day}{_suffix(day.day)}")
+    ordinal = terms(f"{day.day}{suffix(day.day)}")
     iso = ([[str(day.year)], [f"{day.month:02d}"], [f"{day.day:02d}"]], SCAN_LIMIT)
     if months:
         return [([sorted({str(day.day), *ordinal}), months], SCAN_LIMIT), iso]
     return [([sorted({str(day.day), *ordinal}) if single else ordinal], BARE_LIMIT), iso]
-
-
-def _suffix(day: int) -> str:
-    if day in (11, 12, 13):
-        return "th"
-    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
 def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
@@ -175,13 +173,15 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         for groups, limit in _date_words(day, len(days) == 1):
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
-    ids = sorted(found | _relative_candidates(memory, window, days))
+    ordinal = ordinal_candidates(memory, days)
+    ids = sorted(found | ordinal | _relative_candidates(memory, window, days))
     times: list[datetime | None] = memory.leaves.columns(ids).ts.astype("datetime64[us]").tolist()  # NaT: None
-    # of the leaves holding only relative words, those written within reach of the window, outside it
+    # of the leaves holding only relative words or ordinals, those written within reach of the window
     kept = [
         (leaf_id, written)
         for leaf_id, written in zip(ids, times, strict=True)
-        if (written is None or written <= now) and (leaf_id in found or _within_reach(window, written))
+        if (written is None or written <= now)
+        and (leaf_id in found or _within_reach(window, written) or _within_reach(window, written, ORDINAL_REACH))
     ]
     texts = memory.leaves.rows([leaf_id for leaf_id, _ in kept])
     named: list[tuple[float, str]] = []
@@ -191,6 +191,7 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         if not (
             (leaf_id in found and names_day(days, text, written, pattern))
             or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
+            or (leaf_id in ordinal and written is not None and names_by_ordinal(days, text, written))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
@@ -209,11 +210,9 @@ def _relative_candidates(memory: MemoryView, window: TimeWindow, days: list[date
     return found
 
 
-def _within_reach(window: TimeWindow, written: datetime | None) -> bool:
-    """Whether a leaf written at `written` is within `RELATIVE_REACH` of `window`, outside it."""
-    return written is not None and (
-        window.start - RELATIVE_REACH <= written < window.start or window.end <= written < window.end + RELATIVE_REACH
-    )
+def _within_reach(window: TimeWindow, written: datetime | None, reach: timedelta = RELATIVE_REACH) -> bool:
+    """Whether a leaf written at `written` is within `reach` of `window`, outside it."""
+    return written is not None and (window.start - reach <= written < window.start or window.end <= written < window.end + reach)
 
 
 def _says_relatively(window: TimeWindow, text: str, written: datetime) -> bool:
