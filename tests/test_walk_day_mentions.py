@@ -8,7 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
 from vaultmind.memory import Memory
 
 from .conftest import write, write_chat
@@ -138,3 +141,39 @@ def test_a_day_said_by_its_ordinal_alone_is_the_nearest_such(vault: Path) -> Non
         assert any("Tuesday 23rd works" in c for c in found), found
         assert any("on the 23rd, confirmed" in c for c in found), found
         assert not any("Rent" in c or "harbour dinner" in c for c in found), found
+
+
+def test_a_day_written_in_numbers_is_found_in_the_vaults_date_order(vault: Path) -> None:
+    """ "23/04/2024", "04/23/2024", "23.04.2024", "23/4" name 23 April; "03/04/2024" names 3 April
+    day first (the default) and 4 March month first (`[time] date_order = "mdy"`); "3/4 of us"
+    and "23.4 kg" name no day."""
+    write_chat(
+        vault,
+        "2024-04-02",
+        [
+            ("Alice Chen", "Launch party booked for 23/04/2024 at the harbour."),
+            ("Bob Stone", "US office says 04/23/2024 for their launch call."),
+            ("Dana Whitfield", "Berlin team: Release am 23.04.2024 bestätigt."),
+            ("Marco Ruiz", "Press kit ready by 23/4 latest."),
+            ("Alice Chen", "Board meeting on 03/04/2024 in the big room."),
+            ("Bob Stone", "About 3/4 of us will come, 23.4 kg of cake."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 April 2024?", MAY)
+        for said in ("23/04/2024", "04/23/2024", "23.04.2024", "23/4 latest"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("3/4 of us" in c for c in found), found
+        assert any("Board meeting" in c for c in _contents(memory, "What happened on 3 April 2024?", MAY))
+        assert not any("Board meeting" in c for c in _contents(memory, "What happened on 4 March 2024?", MAY))
+    (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "mdy"\n', encoding="utf-8")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        assert any("Board meeting" in c for c in _contents(memory, "What happened on 4 March 2024?", MAY))
+
+
+def test_a_date_order_that_is_none_is_refused(vault: Path) -> None:
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "ymd"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[time\] date_order = 'ymd' is no date order"):
+        load_config(vault)

@@ -16,6 +16,9 @@ day, by its number alone (the `BARE_LIMIT` leaves written nearest it: a number i
 read only where "May" is written with its capital ("all 23 may come" names no day). A leaf written after the reference time was
 not there yet.
 
+A day written in numbers ("23/04/2024", "23/4"; day or month first: `day_numbers`, the vault's
+`[time] date_order`) is found by its numbers in the postings, the same way.
+
 A day a leaf names by its number without its month ("the 23rd", "Tuesday 23rd") is the one its
 own date puts nearest (`day_ordinals`).
 
@@ -39,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from vaultmind.calendar_names import MONTH_NUMBERS, alternation
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.day_numbers import number_candidates, numeric_dates
 from vaultmind.retrieval.day_ordinals import ORDINAL_REACH, names_by_ordinal, ordinal_candidates, suffix
 from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.signals import CANDIDATES
@@ -173,7 +177,8 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         for groups, limit in _date_words(day, len(days) == 1):
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
-    ordinal = ordinal_candidates(memory, days)
+    ordinal, numbered = ordinal_candidates(memory, days), number_candidates(memory, days)
+    found |= numbered
     ids = sorted(found | ordinal | _relative_candidates(memory, window, days))
     times: list[datetime | None] = memory.leaves.columns(ids).ts.astype("datetime64[us]").tolist()  # NaT: None
     # of the leaves holding only relative words or ordinals, those written within reach of the window
@@ -192,11 +197,22 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
             (leaf_id in found and names_day(days, text, written, pattern))
             or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
             or (leaf_id in ordinal and written is not None and names_by_ordinal(days, text, written))
+            or (leaf_id in numbered and _names_in_numbers(days, text, written, memory.config.date_order))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
         named.append((distance, leaf_id))
     return [leaf_id for _, leaf_id in sorted(named)[:CANDIDATES]]
+
+
+def _names_in_numbers(days: list[datetime], text: str, written: datetime | None, order: str) -> bool:
+    """Whether `text` writes one of `days` in numbers ("23/04/2024", "23/4": `day_numbers`), its
+    year said or the nearest `written` (any year, for a leaf without a time)."""
+    for month, day, said in numeric_dates(text, order):
+        year = said if said is not None else _nearest_year(month, day, written) if written is not None else None
+        if any(d.month == month and d.day == day and (year is None or d.year == year) for d in days):
+            return True
+    return False
 
 
 def _relative_candidates(memory: MemoryView, window: TimeWindow, days: list[datetime]) -> set[str]:
