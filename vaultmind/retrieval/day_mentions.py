@@ -178,15 +178,14 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
     ordinal, numbered = ordinal_candidates(memory, days), number_candidates(memory, days)
-    found |= numbered
-    ids = sorted(found | ordinal | _relative_candidates(memory, window, days))
+    ids = sorted(found | numbered | ordinal | _relative_candidates(memory, window, days))
     times: list[datetime | None] = memory.leaves.columns(ids).ts.astype("datetime64[us]").tolist()  # NaT: None
     # of the leaves holding only relative words or ordinals, those written within reach of the window
     kept = [
         (leaf_id, written)
         for leaf_id, written in zip(ids, times, strict=True)
         if (written is None or written <= now)
-        and (leaf_id in found or _within_reach(window, written) or _within_reach(window, written, ORDINAL_REACH))
+        and (leaf_id in found or leaf_id in numbered or _within_reach(window, written) or _within_reach(window, written, ORDINAL_REACH))
     ]
     texts = memory.leaves.rows([leaf_id for leaf_id, _ in kept])
     named: list[tuple[float, str]] = []
