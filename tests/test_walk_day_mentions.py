@@ -8,7 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
+from vaultmind.errors import ConfigError
 from vaultmind.memory import Memory
 from vaultmind.retrieval.day_mentions import names_day
 
@@ -108,3 +111,81 @@ def test_a_number_in_a_version_a_time_or_across_lines_names_no_day() -> None:
         assert not names_day(day, text, written), text
     for text in ("on 23 April", "April 23rd, 2024", "the 23rd of Apr.", "due Apr 23, then", "20-23 April", "2024-04-23"):
         assert names_day(day, text, written), text
+
+
+def test_a_day_said_relatively_is_found_from_when_it_was_written(vault: Path) -> None:
+    """ "See you tomorrow" written on Monday 22 April, "the launch is on Tuesday" the Friday
+    before, "in two days" on the 21st, "yesterday was wild" on the 24th name Tuesday 23 April;
+    "next Tuesday" on the 22nd names the 30th, "tomorrow" on the 25th the 26th: not that day; "ok,
+    see you tomorrow!" on the 22nd is a goodbye, no account of it."""
+    write_chat(vault, "2024-04-19", [("Alice Chen", "The launch is on Tuesday, be ready by nine.")])
+    write_chat(vault, "2024-04-21", [("Bob Stone", "Press embargo lifts in two days.")])
+    write_chat(
+        vault,
+        "2024-04-22",
+        [
+            ("Dana Whitfield", "See you tomorrow at the harbour for the party."),
+            ("Bob Stone", "Retro next Tuesday with the whole team."),
+            ("Alice Chen", "Ok, see you tomorrow!"),
+        ],
+    )
+    write_chat(vault, "2024-04-24", [("Marco Ruiz", "Yesterday was wild, the servers held.")])
+    write_chat(vault, "2024-04-25", [("Marco Ruiz", "Tomorrow we rest and clean the office.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on Tuesday 23 April?", MAY)
+        for said in ("launch is on Tuesday", "in two days", "See you tomorrow", "Yesterday was wild"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("Retro" in c or "we rest" in c or "Ok, see" in c for c in found), found
+
+
+def test_a_day_said_by_its_ordinal_alone_is_the_nearest_such(vault: Path) -> None:
+    """ "The launch is on the 23rd" written on 10 April, "Tuesday 23rd works" on 2 April name
+    23 April (the 23rd nearest, a Tuesday); "the 23rd" written on 2 March names 23 March,
+    "Friday 23rd" on 20 April a Friday that 23 April is not."""
+    write_chat(vault, "2024-04-02", [("Alice Chen", "Tuesday 23rd works for the launch party.")])
+    write_chat(vault, "2024-04-10", [("Bob Stone", "The press launch is on the 23rd, confirmed.")])
+    write_chat(vault, "2024-03-02", [("Dana Whitfield", "Rent is due on the 23rd, as always.")])
+    write_chat(vault, "2024-04-20", [("Marco Ruiz", "Friday 23rd is the harbour dinner.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 April 2024?", MAY)
+        assert any("Tuesday 23rd works" in c for c in found), found
+        assert any("on the 23rd, confirmed" in c for c in found), found
+        assert not any("Rent" in c or "harbour dinner" in c for c in found), found
+
+
+def test_a_day_written_in_numbers_is_found_in_the_vaults_date_order(vault: Path) -> None:
+    """ "23/04/2024", "04/23/2024", "23.04.2024", "23/4" name 23 April; "03/04/2024" names 3 April
+    day first (the default) and 4 March month first (`[time] date_order = "mdy"`); "3/4 of us"
+    and "23.4 kg" name no day."""
+    write_chat(
+        vault,
+        "2024-04-02",
+        [
+            ("Alice Chen", "Launch party booked for 23/04/2024 at the harbour."),
+            ("Bob Stone", "US office says 04/23/2024 for their launch call."),
+            ("Dana Whitfield", "Berlin team: Release am 23.04.2024 bestätigt."),
+            ("Marco Ruiz", "Press kit ready by 23/4 latest."),
+            ("Alice Chen", "Board meeting on 03/04/2024 in the big room."),
+            ("Bob Stone", "About 3/4 of us will come, 23.4 kg of cake."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 23 April 2024?", MAY)
+        for said in ("23/04/2024", "04/23/2024", "23.04.2024", "23/4 latest"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("3/4 of us" in c for c in found), found
+        assert any("Board meeting" in c for c in _contents(memory, "What happened on 3 April 2024?", MAY))
+        assert not any("Board meeting" in c for c in _contents(memory, "What happened on 4 March 2024?", MAY))
+    (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "mdy"\n', encoding="utf-8")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        assert any("Board meeting" in c for c in _contents(memory, "What happened on 4 March 2024?", MAY))
+
+
+def test_a_date_order_that_is_none_is_refused(vault: Path) -> None:
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "ymd"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[time\] date_order = 'ymd' is no date order"):
+        load_config(vault)

@@ -58,6 +58,7 @@ class Config:
     search_limit: int = 10
     # [ingest]
     ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC
+    date_order: str = "dmy"  # "03/04/2024" in a note: 3 April ("dmy") or 4 March ("mdy")
     # [privacy]
     privacy_mode: str = "standard"  # standard | local_only (privacy.py)
     extra: dict[str, Any] = field(default_factory=dict)
@@ -104,6 +105,7 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("server", "port"): ("port", int),
     ("search", "limit"): ("search_limit", int),
     ("ingest", "timezone"): ("ingest_timezone", str),
+    ("time", "date_order"): ("date_order", str),
     ("privacy", "mode"): ("privacy_mode", str),
 }
 
@@ -252,6 +254,10 @@ def _validate(config: Config, path: Path) -> None:
     if config.ingest_timezone and not _known_zone(config.ingest_timezone):
         raise ConfigError(
             f"[ingest] timezone = {config.ingest_timezone!r} is no time zone", path=path, hint='an IANA name such as "Europe/Berlin"'
+        )
+    if config.date_order not in ("dmy", "mdy"):
+        raise ConfigError(
+            f"[time] date_order = {config.date_order!r} is no date order", path=path, hint='"dmy" (3/4 is 3 April) or "mdy" (4 March)'
         )
     if not config.host.strip() or any(c.isspace() for c in config.host):
         raise ConfigError(

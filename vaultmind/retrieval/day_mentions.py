@@ -15,8 +15,24 @@ back's written in May); in a leaf without a time, any year's. "May" is a stop wo
 the index: a day of May is looked for by its ordinal ("14th") or, when the window is that one
 day, by its number alone (the `BARE_LIMIT` leaves written nearest it: a number is common), and
 read only where "May" is written with its capital ("all 23 may come" names no day). A leaf written after the reference time was
-not there yet. A day a leaf names by relative words ("tomorrow", "next Tuesday") is not looked
-for: only a leaf among the candidates is read for those (`windows.names_a_day_in`).
+not there yet.
+
+A day written in numbers ("23/04/2024", "23/4"; day or month first: `day_numbers`, the vault's
+`[time] date_order`) is found by its numbers in the postings, the same way.
+
+A day a leaf names by its number without its month ("the 23rd", "Tuesday 23rd") is the one its
+own date puts nearest (`day_ordinals`).
+
+A day a leaf names by relative words is read from when the leaf was written: the `RELATIVE_LIMIT`
+leaves written nearest the window, within `RELATIVE_REACH` days before or after it, that hold
+one of its relative words — "tomorrow", "next", "in two days", the asked days' weekday names
+before it; "yesterday", "ago", "last", their weekday names after it (the lexical index's
+postings, no scan). One written before a day names it as a plan does, forward ("see you
+tomorrow", "the launch is on Tuesday", "in two days": `windows.names_a_day_in`); one written
+after, as a look back does ("yesterday was wild", "last Tuesday", "two days ago": its first time
+expression, `retold.tells_of`). Only one that tells of the day beyond naming it counts
+(`RELATIVE_TELLS` words that name no time): "alright, see you tomorrow!" is a goodbye, not an
+account of the day.
 """
 
 from __future__ import annotations
@@ -27,8 +43,12 @@ from typing import TYPE_CHECKING
 
 from vaultmind.calendar_names import MONTH_NUMBERS, alternation
 from vaultmind.index.lexical import terms
+from vaultmind.retrieval.day_numbers import number_candidates, numeric_dates
+from vaultmind.retrieval.day_ordinals import ORDINAL_REACH, names_by_ordinal, ordinal_candidates, suffix
+from vaultmind.retrieval.retold import tells_of
 from vaultmind.retrieval.signals import CANDIDATES
-from vaultmind.retrieval.timeparse import TimeWindow
+from vaultmind.retrieval.timeparse import WEEKDAYS, TimeWindow
+from vaultmind.retrieval.windows import beyond_dating, names_a_day_in
 
 if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
@@ -36,6 +56,11 @@ if TYPE_CHECKING:
 MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leaves that name its days
 SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm they name it
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
+RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
+RELATIVE_LIMIT = 60  # of the leaves holding a relative day word on either side, those read
+RELATIVE_TELLS = 3  # … and that tells this many words beyond the day it names (no mere goodbye)
+_AHEAD_WORDS = ("tomorrow", "next", "coming", "days")  # "tomorrow", "next Friday", "in two days"
+_BACK_WORDS = ("yesterday", "ago", "last")  # "yesterday", "two days ago", "last Friday"
 _HALF_DAY = timedelta(hours=12)  # a named day is in the window when its midday is (at any offset)
 _ORDINAL = r"(?:st|nd|rd|th)?"
 _YEAR = r"(?:,?[ \t]+(?P<{}>(?:19|20)\d{{2}})\b)?"
@@ -66,17 +91,11 @@ def _date_words(day: datetime, single: bool) -> list[tuple[list[list[str]], int]
     its ordinal ("14th") alone, or by its number alone when the window is that one day, the
     `BARE_LIMIT` written nearest it."""
     months = sorted({t for name, number in MONTH_NUMBERS.items() if number == day.month for t in terms(name)})
-    ordinal = terms(f"{day.day}{_suffix(day.day)}")
+    ordinal = terms(f"{day.day}{suffix(day.day)}")
     iso = ([[str(day.year)], [f"{day.month:02d}"], [f"{day.day:02d}"]], SCAN_LIMIT)
     if months:
         return [([sorted({str(day.day), *ordinal}), months], SCAN_LIMIT), iso]
     return [([sorted({str(day.day), *ordinal}) if single else ordinal], BARE_LIMIT), iso]
-
-
-def _suffix(day: int) -> str:
-    if day in (11, 12, 13):
-        return "th"
-    return {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
 
 
 def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
@@ -164,19 +183,62 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         for groups, limit in _date_words(day, len(days) == 1):
             found.update(memory.leaves.holding_all(groups, limit, near=day))
     pattern = _days_pattern(days)
-    ids = sorted(found)
-    cols = memory.leaves.columns(ids)
-    texts = memory.leaves.rows(ids)
+    ordinal, numbered = ordinal_candidates(memory, days), number_candidates(memory, days)
+    ids = sorted(found | numbered | ordinal | _relative_candidates(memory, window, days))
+    times: list[datetime | None] = memory.leaves.columns(ids).ts.astype("datetime64[us]").tolist()  # NaT: None
+    # of the leaves holding only relative words or ordinals, those written within reach of the window
+    kept = [
+        (leaf_id, written)
+        for leaf_id, written in zip(ids, times, strict=True)
+        if (written is None or written <= now)
+        and (leaf_id in found or leaf_id in numbered or _within_reach(window, written) or _within_reach(window, written, ORDINAL_REACH))
+    ]
+    texts = memory.leaves.rows([leaf_id for leaf_id, _ in kept])
     named: list[tuple[float, str]] = []
-    times: list[datetime | None] = cols.ts.astype("datetime64[us]").tolist()  # NaT: None
-    for leaf_id, written in zip(ids, times, strict=True):
+    for leaf_id, written in kept:
         row = texts.get(leaf_id)
-        if (
-            row is None
-            or (written is not None and written > now)
-            or not names_day(days, row["text"] or "", written, pattern)
+        text = (row["text"] or "") if row is not None else ""
+        if not (
+            (leaf_id in found and names_day(days, text, written, pattern))
+            or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
+            or (leaf_id in ordinal and written is not None and names_by_ordinal(days, text, written))
+            or (leaf_id in numbered and _names_in_numbers(days, text, written, memory.config.date_order))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
         named.append((distance, leaf_id))
     return [leaf_id for _, leaf_id in sorted(named)[:CANDIDATES]]
+
+
+def _names_in_numbers(days: list[datetime], text: str, written: datetime | None, order: str) -> bool:
+    """Whether `text` writes one of `days` in numbers ("23/04/2024", "23/4": `day_numbers`), its
+    year said or the nearest `written` (any year, for a leaf without a time)."""
+    for month, day, said in numeric_dates(text, order):
+        year = said if said is not None else _nearest_year(month, day, written) if written is not None else None
+        if any(d.month == month and d.day == day and (year is None or d.year == year) for d in days):
+            return True
+    return False
+
+
+def _relative_candidates(memory: MemoryView, window: TimeWindow, days: list[datetime]) -> set[str]:
+    """The leaves that may name a day of `window` by relative words (module doc): those holding
+    one of them, the `RELATIVE_LIMIT` written nearest each side of it."""
+    weekdays = sorted({t for name, number in WEEKDAYS.items() if number in {d.weekday() for d in days} for t in terms(name)})
+    found: set[str] = set()
+    for words, near in ((_AHEAD_WORDS, window.start), (_BACK_WORDS, window.end)):
+        group = sorted({t for word in words for t in terms(word)} | set(weekdays))
+        found.update(memory.leaves.holding_all([group], RELATIVE_LIMIT, near=near))
+    return found
+
+
+def _within_reach(window: TimeWindow, written: datetime | None, reach: timedelta = RELATIVE_REACH) -> bool:
+    """Whether a leaf written at `written` is within `reach` of `window`, outside it."""
+    return written is not None and (window.start - reach <= written < window.start or window.end <= written < window.end + reach)
+
+
+def _says_relatively(window: TimeWindow, text: str, written: datetime) -> bool:
+    """Whether `text`, written at `written` within `RELATIVE_REACH` of `window` but outside it,
+    names one of its days relatively: forward when written before it, back when after — and
+    tells of it beyond naming it (module doc)."""
+    said = names_a_day_in(window, text, written) if written < window.start else tells_of(window, text, written)
+    return said and beyond_dating(text) >= RELATIVE_TELLS

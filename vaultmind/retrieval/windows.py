@@ -78,7 +78,7 @@ from vaultmind.entities import shapes
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.signals import CANDIDATES, of_kind
-from vaultmind.retrieval.timeparse import MONTHS, WEEKDAYS, TimeWindow
+from vaultmind.retrieval.timeparse import MONTHS, NUMBERS, WEEKDAYS, TimeWindow
 from vaultmind.vault.layout import SUMMARIES_DIR
 
 if TYPE_CHECKING:
@@ -129,14 +129,15 @@ _DAY_MENTION = re.compile(  # matched against lower-cased text
     rf"|(?P<m2>{_MONTH_NAMES})\s+(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\b"
     rf"|(?P<rel>on|for|this|next|coming)\s+(?P<wd>{_DAY_NAMES})\b(?!,?\s+(?:the\s+)?(?:\d|(?:{_MONTH_NAMES})\b))"
     rf"|(?P<span>this|next|coming)\s+(?P<unit>week|weekend)\b"
-    rf"|(?P<tomorrow>tomorrow)\b)"
+    rf"|(?P<tomorrow>tomorrow)\b"
+    rf"|in\s+(?P<n>\d{{1,2}}|{alternation(NUMBERS, longest_first=True)})\s+days?\b)"
 )
 
 
 def names_a_day_in(window: TimeWindow, text: str, written: datetime) -> bool:
     """Whether `text`, written at `written`, names a day inside `window`, read forward from when
     it was written, as plans are: "Friday 21 March", "on Tuesday" (the next one), "next
-    Tuesday" (of the next week), "tomorrow", "next week", "this weekend". A date without its
+    Tuesday" (of the next week), "tomorrow", "in two days", "next week", "this weekend". A date without its
     year is the next one on or after the day it was written."""
     day = datetime(written.year, written.month, written.day)
     for m in _DAY_MENTION.finditer(text.lower()):
@@ -158,6 +159,9 @@ def _mentioned(m: re.Match[str], day: datetime) -> tuple[datetime, datetime] | N
     one = timedelta(days=1)
     if m.group("tomorrow"):
         return day + one, day + 2 * one
+    if m.group("n"):  # "in two days"
+        when = day + one * (int(m.group("n")) if m.group("n").isdigit() else NUMBERS[m.group("n")])
+        return when, when + one
     if m.group("unit"):
         start = monday + timedelta(weeks=0 if m.group("span") == "this" else 1)
         if m.group("unit") == "weekend":
@@ -367,9 +371,13 @@ def telling(memory: MemoryView, ids: list[str], told: npt.NDArray[np.bool_]) -> 
     rows = memory.leaves.rows([ids[k] for k in named])
     for k in named:
         row = rows.get(ids[k])
-        said = [t for t in terms(row["text"] or "") if t not in _DATING and not _NUMBER.fullmatch(t)] if row is not None else []
-        out[k] = min(1.0, len(said) / DAY_TELLS_TERMS)
+        out[k] = min(1.0, beyond_dating(row["text"] or "") / DAY_TELLS_TERMS) if row is not None else 0.0
     return out
+
+
+def beyond_dating(text: str) -> int:
+    """How many of `text`'s words name no time: what it tells beyond the day it names."""
+    return sum(1 for t in terms(text) if t not in _DATING and not _NUMBER.fullmatch(t))
 
 
 def told_plans(memory: MemoryView, lexical: list[tuple[str, float]], window: TimeWindow) -> list[tuple[str, float]]:

@@ -1,0 +1,57 @@
+"""A day written in numbers: "23/04/2024", "04/23/2024", "23.04.2024", "23/4". Which number is
+the day and which the month is plain when one of them is over 12 ("23/04", "04/23"); otherwise
+dots are read day first ("01.02.2024" is 1 February: no one writes month.day.year), slashes in
+the vault's `[time] date_order` (`dmy`, the default, as most of the world writes them: "03/04"
+is 3 April; `mdy`, as the United States does: 4 March). Not a day: two numbers without a year
+that could both be a month ("3/4 of us", "2/3" — fractions, scores), two with dots ("23.4", a
+decimal), three with dots and no four-digit year ("1.2.3", a version). A date without its year
+is the one nearest the day the leaf was written; in a leaf without a time, any year's.
+
+The leaves are found by their numbers in the lexical index's postings ("23/04/2024" is the
+terms "23", "04", "2024"), the `NUMBERS_LIMIT` written nearest the days (`day_mentions`)."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from vaultmind.retrieval.view import MemoryView
+
+NUMBERS_LIMIT = 60  # of the leaves holding an asked day's and its month's numbers, those read
+DATE_ORDERS = ("dmy", "mdy")
+_NUMERIC = re.compile(
+    r"(?<![\w/.,-])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?:(?P=sep)(?P<y>\d{4}|\d{2}))?(?![\w/-]|[.,]\d)"
+)
+
+
+def number_candidates(memory: MemoryView, days: list[datetime]) -> set[str]:
+    """The leaves holding one of the asked days' numbers and one of their months' ("23" or
+    "23", "4" or "04"): the `NUMBERS_LIMIT` written nearest the days."""
+    groups = [
+        sorted({n for d in days for n in (str(d.day), f"{d.day:02d}")}),
+        sorted({n for d in days for n in (str(d.month), f"{d.month:02d}")}),
+    ]
+    return set(memory.leaves.holding_all(groups, NUMBERS_LIMIT, near=days[len(days) // 2]))
+
+
+def numeric_dates(text: str, order: str) -> list[tuple[int, int, int | None]]:
+    """The dates `text` writes in numbers, as (month, day, year or None), read in `order`
+    (`dmy` or `mdy`) when ambiguous (module doc)."""
+    out: list[tuple[int, int, int | None]] = []
+    for m in _NUMERIC.finditer(text):
+        a, b, said = int(m.group("a")), int(m.group("b")), m.group("y")
+        dots = m.group("sep") == "."
+        if dots and (said is None or len(said) != 4):
+            continue  # "23.4", "1.2.3"
+        if said is None and a <= 12 and b <= 12:
+            continue  # "3/4 of us", "2/3"
+        if a > 12 or dots or (b <= 12 and order != "mdy"):
+            day, month = a, b
+        else:
+            month, day = a, b
+        year = (int(said) + 2000 if len(said) == 2 else int(said)) if said else None
+        if 1 <= month <= 12 and 1 <= day <= 31:
+            out.append((month, day, year))
+    return out
