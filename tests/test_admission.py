@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from vaultmind.admission import signals
+from vaultmind.admission import cues, signals
 from vaultmind.admission.decide import Policy, decide
 from vaultmind.admission.signals import LeafInput, extract_entities, owner_from
 from vaultmind.cli.main import main
@@ -328,12 +328,13 @@ def test_a_decision_writes_its_breakdown_as_the_json_encoder_does() -> None:
         'Ping "Zoë Ångström" at zoe@example.com re \\ the Q3 plan\ttomorrow, https://example.com/a?b="c"',
         "Met Jürgen Groß and 李雷 on 2024-03-08; 12 items, 3.5 kg, see #Important and @dan_moe",
         " ".join(f"Person{i} Name{i}" for i in range(20)),  # more entities than the 12 listed
+        "I'm pregnant!", "合同已经取消了,我们周五付罚款。",
     ]
     policies = (Policy(), Policy(owner=owner, llm=False), Policy(keep=0.9, drop=0.1))
     written = 0
     for text in texts:
         for policy in policies:
-            for author, kw in (("Dan Moe", {}), ("Alice Chen", {"tags": ("important",)})):
+            for author, kw in (("Dan Moe", {}), ("Alice Chen", {"tags": ("important",), "follows_question": True})):
                 decision = decide(leaf(text, author=author, **kw), policy)
                 expected = json.dumps(decision.signals, sort_keys=True, ensure_ascii=False)
                 assert decision.written == expected, text
@@ -376,3 +377,59 @@ def test_gray_rows_are_decided_each_by_its_own_score_and_only_the_gray_ones(memo
         ("c", "h3", "admitted", "llm", 0.95),
         ("d", "h4", "admitted", "cheap", None),
     ]
+
+
+# -- cues: answers to questions, life events, scripts without spaces ---------------------------
+
+
+def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: Path) -> None:
+    """"Yes." and "No, keep it." answer the question before them: the decision is admitted, not
+    dropped as tiny chitchat; a short reply that does not decide goes to the gray band; a reply
+    without content, or the same words with no question before them, are still chitchat."""
+    question = "Should we cancel the Harbor Hall contract and take the 18,000 euro penalty?"
+    chat_note(vault, CHAT, [
+        ("Alice Chen", question, ""),
+        ("Bob Stone", "Yes.", "admitted"),
+        ("Dan Moe", "No, keep it.", "admitted"),
+        ("Alice Chen", "Let me check the budget first", ""),
+        ("Bob Stone", "Yes.", "dropped"),  # no question before it
+        ("Alice Chen", "Can you call them?", ""),
+        ("Alice Chen", "No, keep it.", "dropped"),  # the asker answering herself
+        ("Bob Stone", "Dinner tonight?", ""),
+        ("Dan Moe", "lol ok", "dropped"),
+        ("Bob Stone", "Which room then?", ""),
+        ("Dan Moe", "The blue one", "gray"),
+    ])  # fmt: skip
+    with Memory.open(make_config(vault)) as mem:
+        mem.sync()
+        rows = mem.index.query(
+            "SELECT l.seq, l.text, a.decision, a.reason FROM admission a JOIN leaves l ON l.id = a.leaf_id ORDER BY l.seq"
+        )
+    wanted = ["", "admitted", "admitted", "", "dropped", "", "dropped", "", "dropped", "", "gray"]
+    for (_, text, decision, reason), want in zip(rows, wanted, strict=True):
+        if want:
+            assert decision == want, (text, reason)
+    assert rows[1][3] == "decisive reply to a question: 1 word"
+    assert rows[4][3].startswith("tiny chitchat") and rows[8][3].startswith("tiny chitchat")
+    assert rows[10][3].startswith("short reply to a question")
+
+
+def test_a_life_event_is_not_chitchat_and_counts_as_important() -> None:
+    for text in ("I'm pregnant!", "Mom died this morning.", "We got engaged!", "Oma ist gestorben.", "¡Estoy embarazada!"):
+        decision = decide(leaf(text), Policy())
+        assert decision.decision != "dropped", (text, decision.reason)  # the LLM is asked, at least
+        assert decision.signals["boosts"]["life_event"]["value"] == 0.25
+    for text in ("I'm pregnant!", "Mom died this morning."):
+        assert decide(leaf(text), Policy(llm=False)).decision == "admitted", text
+    assert decide(leaf("ok lol"), Policy()).signals["boosts"]["life_event"] == {"value": 0.0, "words": []}
+
+
+def test_a_chinese_or_japanese_sentence_counts_its_content_like_its_english_version() -> None:
+    english = decide(leaf("The contract is cancelled, we pay the penalty on Friday."), Policy())
+    chinese = decide(leaf("合同已经取消了,我们周五付罚款。"), Policy())
+    japanese = decide(leaf("契約はキャンセルされました。金曜日に違約金を払います。"), Policy())
+    assert chinese.signals["content_words"] >= 5 and "date:周五" in chinese.signals["entities"]
+    assert chinese.decision == "admitted" and chinese.score >= english.score
+    assert japanese.score >= english.score
+    assert cues.cjk_units(["合同已经取消了", "iphone价格"]) == ["合同", "已经", "取消", "了", "iphone", "价格"]
+    assert not signals.is_content_word("我们") and signals.is_content_word("合同")
