@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from vaultmind.admission import cues, signals
+from vaultmind.admission import cues, importance, signals
+from vaultmind.admission import decide as decide_module
 from vaultmind.admission.decide import Policy, decide
+from vaultmind.admission.deriver import META_KEY, load_inputs
 from vaultmind.admission.signals import LeafInput, extract_entities, owner_from
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
@@ -405,6 +407,9 @@ def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: P
         rows = mem.index.query(
             "SELECT l.seq, l.text, a.decision, a.reason FROM admission a JOIN leaves l ON l.id = a.leaf_id ORDER BY l.seq"
         )
+        # the rows' own read-back (a note decided in the sync's transaction) sees the same questions
+        read_back = [entry.follows_question for entry in load_inputs(mem.index.con, [CHAT])]
+    assert read_back == [False, True, True, False, False, False, False, False, True, False, True]
     wanted = ["", "admitted", "admitted", "", "dropped", "", "dropped", "", "dropped", "", "gray"]
     for (_, text, decision, reason), want in zip(rows, wanted, strict=True):
         if want:
@@ -433,3 +438,28 @@ def test_a_chinese_or_japanese_sentence_counts_its_content_like_its_english_vers
     assert japanese.score >= english.score
     assert cues.cjk_units(["合同已经取消了", "iphone价格"]) == ["合同", "已经", "取消", "了", "iphone", "价格"]
     assert not signals.is_content_word("我们") and signals.is_content_word("合同")
+
+
+YES = "leaf_id IN (SELECT id FROM leaves WHERE text = 'Yes.')"
+
+
+def test_rows_of_an_older_admission_version_are_decided_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new admission version (its rules changed) re-decides every stored row on the next sync,
+    as a changed setting does: "Yes." stored as chitchat by version 1 becomes the decision it is."""
+    chat_note(vault, CHAT, [("Alice Chen", "Should we cancel the contract?", ""), ("Bob Stone", "Yes.", "")])
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        policy = Policy.from_extra(memory.config.extra, memory.config.ollama_chat_model)
+        fingerprint = memory.index.scalar("SELECT value FROM meta WHERE key = ?", [META_KEY])
+        monkeypatch.setattr(decide_module, "ADMISSION_VERSION", "1")
+        old = policy.fingerprint(importance.PROMPT_HASH)
+        monkeypatch.undo()
+        assert old != fingerprint
+        with memory.index.con.cursor() as cur:  # what version 1 stored
+            cur.execute(f"UPDATE admission SET decision = 'dropped', reason = 'tiny chitchat' WHERE {YES}")
+            cur.execute("UPDATE meta SET value = ? WHERE key = ?", [old, META_KEY])
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()  # nothing changed in the vault, but the version did
+        rows = memory.index.query(f"SELECT decision, reason FROM admission WHERE {YES}")
+        assert rows == [("admitted", "decisive reply to a question: 1 word")]
+        assert memory.index.scalar("SELECT value FROM meta WHERE key = ?", [META_KEY]) == fingerprint
