@@ -420,7 +420,7 @@ def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: P
 
 
 def test_a_life_event_is_not_chitchat_and_counts_as_important() -> None:
-    for text in ("I'm pregnant!", "Mom died this morning.", "We got engaged!", "Oma ist gestorben.", "¡Estoy embarazada!"):
+    for text in ("I'm pregnant!", "Mom died this morning.", "We got engaged!", "Grandpa passed away.", "Oma ist gestorben.", "¡Estoy embarazada!"):
         decision = decide(leaf(text), Policy())
         assert decision.decision != "dropped", (text, decision.reason)  # the LLM is asked, at least
         assert decision.signals["boosts"]["life_event"]["value"] == 0.25

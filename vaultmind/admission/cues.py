@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 # Han ideographs, kana (and the prolonged-sound mark), not Hangul: Korean separates its words.
 _CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -36,14 +37,20 @@ DECISIVE_WORDS = frozenset(
 )
 _FIRST_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 
-_LIFE_EVENT_RE = re.compile(
-    r"\b(?:pregnant|pregnancy|expecting a baby|miscarriage|died|passed away|funeral|married|wedding"
-    r"|engaged|divorced?|born|hired|fired|laid off|promoted|retired|graduated|diagnosed"
-    r"|schwanger|gestorben|verstorben|geheiratet|verlobt|geschieden|beerdigung"
-    r"|embarazada|murió|falleció|casad[oa]s?|boda|comprometid[oa]|divorciad[oa]|despedid[oa]"
-    r"|enceinte|décédée?|mariée?s?|mariage|fiancée?|divorcée?|licenciée?)\b"
-    r"|怀孕|去世|结婚|订婚|离婚|出生|被解雇|妊娠|亡くな|結婚|婚約|離婚",
+LIFE_EVENT_WORDS = frozenset(
+    """pregnant pregnancy miscarriage died funeral married wedding engaged divorced divorce born
+    hired fired promoted retired graduated diagnosed schwanger gestorben verstorben geheiratet verlobt
+    geschieden beerdigung embarazada murió falleció casado casada casados casadas boda comprometido
+    comprometida divorciado divorciada despedido despedida enceinte décédé décédée marié mariée
+    mariés mariage fiancé fiancée divorcé divorcée licencié licenciée""".split()
 )
+# Phrases of several words, looked for only when their first word is among the text's words.
+LIFE_EVENT_PHRASES = {
+    first: re.compile(rf"\b{first}\s+{rest}\b")
+    for first, rest in (("passed", "away"), ("laid", "off"), ("expecting", r"a\s+baby"))
+}
+_PHRASE_FIRSTS = frozenset(LIFE_EVENT_PHRASES)
+_LIFE_EVENT_CJK_RE = re.compile("怀孕|去世|结婚|订婚|离婚|出生|被解雇|妊娠|亡くな|結婚|婚約|離婚")
 
 
 class QuestionContext:
@@ -72,9 +79,16 @@ def decisive(text: str) -> bool:
     return m is not None and m.group(0).lower().replace("’", "'") in DECISIVE_WORDS
 
 
-def life_events(text: str) -> tuple[str, ...]:
-    """The life-event words in `text`, lower-cased, distinct, sorted."""
-    return tuple(sorted({" ".join(m.group(0).lower().split()) for m in _LIFE_EVENT_RE.finditer(text)}))
+def life_events(words: Collection[str], lower: str, cjk: bool) -> tuple[str, ...]:
+    """The life-event words of a text: `words` are its distinct lower-cased words, `lower` the
+    text lower-cased, `cjk` whether it holds Chinese or Japanese. Sorted, distinct."""
+    found = LIFE_EVENT_WORDS.intersection(words)
+    if not _PHRASE_FIRSTS.isdisjoint(words):
+        matches = (phrase.search(lower) for first, phrase in LIFE_EVENT_PHRASES.items() if first in words)
+        found = found.union(" ".join(m.group(0).split()) for m in matches if m)
+    if cjk:
+        found = found.union(m.group(0) for m in _LIFE_EVENT_CJK_RE.finditer(lower))
+    return tuple(sorted(found)) if found else ()
 
 
 _CJK_DATE_RE = re.compile(

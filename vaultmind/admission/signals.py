@@ -348,7 +348,8 @@ def statement_signal(text: str) -> float:
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
     lower = leaf.text.lower().replace("’", "'")
     words = split_words(lower, WORD_RE)
-    if not leaf.text.isascii() and has_cjk(leaf.text):
+    cjk = not leaf.text.isascii() and has_cjk(leaf.text)
+    if cjk:
         words = cjk_units(words)
     n = len(words)
     counts = Counter(words)
@@ -391,7 +392,7 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
         interaction=round(min(1.0, amount), 4),
         interaction_why=tuple(why),
         priority_tags=tuple(hits),
-        life_events=life_events(lower),
+        life_events=life_events(counts.keys(), lower, cjk),
         answers_question=leaf.follows_question,
         decisive=leaf.follows_question and decisive(leaf.text),
     )
