@@ -399,6 +399,8 @@ def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: P
         ("Alice Chen", "No, keep it.", "dropped"),  # the asker answering herself
         ("Bob Stone", "Dinner tonight?", ""),
         ("Dan Moe", "lol ok", "dropped"),
+        ("Bob Stone", "Coming to the party?", ""),
+        ("Dan Moe", "Totally! Bye Bob!", "dropped"),  # a name is no content
         ("Bob Stone", "Which room then?", ""),
         ("Dan Moe", "The blue one", "gray"),
     ])  # fmt: skip
@@ -409,14 +411,14 @@ def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: P
         )
         # the rows' own read-back (a note decided in the sync's transaction) sees the same questions
         read_back = [entry.follows_question for entry in load_inputs(mem.index.con, [CHAT])]
-    assert read_back == [False, True, True, False, False, False, False, False, True, False, True]
-    wanted = ["", "admitted", "admitted", "", "dropped", "", "dropped", "", "dropped", "", "gray"]
+    assert read_back == [False, True, True, False, False, False, False, False, True, False, True, False, True]
+    wanted = ["", "admitted", "admitted", "", "dropped", "", "dropped", "", "dropped", "", "dropped", "", "gray"]
     for (_, text, decision, reason), want in zip(rows, wanted, strict=True):
         if want:
             assert decision == want, (text, reason)
     assert rows[1][3] == "decisive reply to a question: 1 word"
     assert rows[4][3].startswith("tiny chitchat") and rows[8][3].startswith("tiny chitchat")
-    assert rows[10][3].startswith("short reply to a question")
+    assert rows[10][3].startswith("tiny chitchat") and rows[12][3].startswith("short reply to a question")
 
 
 def test_a_life_event_is_not_chitchat_and_counts_as_important() -> None:
@@ -427,6 +429,9 @@ def test_a_life_event_is_not_chitchat_and_counts_as_important() -> None:
     for text in ("I'm pregnant!", "Mom died this morning."):
         assert decide(leaf(text), Policy(llm=False)).decision == "admitted", text
     assert decide(leaf("ok lol"), Policy()).signals["boosts"]["life_event"] == {"value": 0.0, "words": []}
+    fired_up = "That talk really fired up my passion for teaching kids"
+    assert decide(leaf(fired_up), Policy()).signals["boosts"]["life_event"]["words"] == []
+    assert decide(leaf(fired_up + ", and then I got fired"), Policy()).signals["boosts"]["life_event"]["words"] == ["fired"]
 
 
 def test_a_chinese_or_japanese_sentence_counts_its_content_like_its_english_version() -> None:

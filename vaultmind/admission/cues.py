@@ -50,6 +50,7 @@ LIFE_EVENT_PHRASES = {
     for first, rest in (("passed", "away"), ("laid", "off"), ("expecting", r"a\s+baby"))
 }
 _PHRASE_FIRSTS = frozenset(LIFE_EVENT_PHRASES)
+_FIRED_UP_RE = re.compile(r"\bfired\s+up\b")
 _LIFE_EVENT_CJK_RE = re.compile("怀孕|去世|结婚|订婚|离婚|出生|被解雇|妊娠|亡くな|結婚|婚約|離婚")
 
 
@@ -86,6 +87,8 @@ def life_events(words: Collection[str], lower: str, cjk: bool) -> tuple[str, ...
     if not _PHRASE_FIRSTS.isdisjoint(words):
         matches = (phrase.search(lower) for first, phrase in LIFE_EVENT_PHRASES.items() if first in words)
         found = found.union(" ".join(m.group(0).split()) for m in matches if m)
+    if "fired" in found and len(_FIRED_UP_RE.findall(lower)) == lower.count("fired"):
+        found = found - {"fired"}  # "fired up": excited, not dismissed
     if cjk:
         found = found.union(m.group(0) for m in _LIFE_EVENT_CJK_RE.finditer(lower))
     return tuple(sorted(found)) if found else ()

@@ -11,7 +11,7 @@
 - a short reply (at most 6 words) right after someone else's question, scored below `keep`, is
   admitted when it opens with a word that decides ("Yes.", "No, keep it.", "Agreed": the
   decision the question asked for), and otherwise goes to the gray band when it has a content
-  word or an entity (see `cues`);
+  word or an entity other than a name (see `cues`);
 - score >= `keep` → admitted; score <= `drop` → dropped; in between → gray: the LLM is asked
   once (cached by content hash + model + prompt hash) and its importance decides
   (>= `llm_keep` admitted, else dropped). When the LLM is switched off (`admission.llm =
@@ -254,7 +254,8 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
         words = _plural(sig.words, "word")
         if sig.decisive:
             return Decision("admitted", score, f"decisive reply to a question: {words}", "cheap", breakdown, written=written)
-        if sig.content_words or sig.entities:
+        names = sum(1 for e in sig.entities if e.startswith("name:"))
+        if sig.content_words > names or not names_only:  # a word beyond the names, or a date, a number …
             return _banded(score, breakdown, policy, f"short reply to a question: {words}", written)
     if chitchat:
         what = "no entities" if not sig.entities else "no entity but a name"
