@@ -2,12 +2,14 @@
 
 - **An answer to a question.** "Yes." or "No, keep it." is chitchat by its words, but right
   after someone else asked "Should we cancel the contract?" it is the decision. Admission sees
-  one leaf at a time, so the deriver tells it whether the previous leaf of the same note was a
-  question by another author (`follows_question`); `decisive` says whether the reply opens
-  with a word that decides (yes, no, agreed, cancel …).
+  one leaf at a time, so the deriver walks each note's leaves in order with a
+  `QuestionContext` and tells it whether the leaf answers a question by another author
+  (`LeafInput.follows_question`); `decisive` says whether the reply opens with a word that
+  decides (yes, no, agreed, cancel …).
 - **A life event.** "I'm pregnant!", "Mom died this morning." are short and matter: a few
   words (pregnant, died, married, engaged, divorced, born, hired, fired …), in English, German,
-  Spanish and French, matched as whole words (`life_events`).
+  Spanish and French, matched as whole words, and a few Chinese and Japanese forms
+  (`life_events`).
 - **Scripts written without spaces.** A Chinese or Japanese sentence is one "word" to a
   space-based split; `cjk_units` cuts such runs into two-character units (about the length of a
   Chinese word), so a sentence of substance counts its content like its European versions.
