@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
-from vaultmind.admission import signals
+from vaultmind.admission import cues, importance, signals
+from vaultmind.admission import decide as decide_module
 from vaultmind.admission.decide import Policy, decide
+from vaultmind.admission.deriver import META_KEY, load_inputs
 from vaultmind.admission.signals import LeafInput, extract_entities, owner_from
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
@@ -328,12 +330,13 @@ def test_a_decision_writes_its_breakdown_as_the_json_encoder_does() -> None:
         'Ping "Zoë Ångström" at zoe@example.com re \\ the Q3 plan\ttomorrow, https://example.com/a?b="c"',
         "Met Jürgen Groß and 李雷 on 2024-03-08; 12 items, 3.5 kg, see #Important and @dan_moe",
         " ".join(f"Person{i} Name{i}" for i in range(20)),  # more entities than the 12 listed
+        "I'm pregnant!", "合同已经取消了,我们周五付罚款。",
     ]
     policies = (Policy(), Policy(owner=owner, llm=False), Policy(keep=0.9, drop=0.1))
     written = 0
     for text in texts:
         for policy in policies:
-            for author, kw in (("Dan Moe", {}), ("Alice Chen", {"tags": ("important",)})):
+            for author, kw in (("Dan Moe", {}), ("Alice Chen", {"tags": ("important",), "follows_question": True})):
                 decision = decide(leaf(text, author=author, **kw), policy)
                 expected = json.dumps(decision.signals, sort_keys=True, ensure_ascii=False)
                 assert decision.written == expected, text
@@ -376,3 +379,92 @@ def test_gray_rows_are_decided_each_by_its_own_score_and_only_the_gray_ones(memo
         ("c", "h3", "admitted", "llm", 0.95),
         ("d", "h4", "admitted", "cheap", None),
     ]
+
+
+# -- cues: answers to questions, life events, scripts without spaces ---------------------------
+
+
+def test_a_short_reply_to_someones_question_is_judged_with_the_question(vault: Path) -> None:
+    """"Yes." and "No, keep it." answer the question before them: the decision is admitted, not
+    dropped as tiny chitchat; a short reply that does not decide goes to the gray band; a reply
+    without content, or the same words with no question before them, are still chitchat."""
+    question = "Should we cancel the Harbor Hall contract and take the 18,000 euro penalty?"
+    chat_note(vault, CHAT, [
+        ("Alice Chen", question, ""),
+        ("Bob Stone", "Yes.", "admitted"),
+        ("Dan Moe", "No, keep it.", "admitted"),
+        ("Alice Chen", "Let me check the budget first", ""),
+        ("Bob Stone", "Yes.", "dropped"),  # no question before it
+        ("Alice Chen", "Can you call them?", ""),
+        ("Alice Chen", "No, keep it.", "dropped"),  # the asker answering herself
+        ("Bob Stone", "Dinner tonight?", ""),
+        ("Dan Moe", "lol ok", "dropped"),
+        ("Bob Stone", "Coming to the party?", ""),
+        ("Dan Moe", "Totally! Bye Bob!", "dropped"),  # a name is no content
+        ("Bob Stone", "Which room then?", ""),
+        ("Dan Moe", "The blue one", "gray"),
+    ])  # fmt: skip
+    with Memory.open(make_config(vault)) as mem:
+        mem.sync()
+        rows = mem.index.query(
+            "SELECT l.seq, l.text, a.decision, a.reason FROM admission a JOIN leaves l ON l.id = a.leaf_id ORDER BY l.seq"
+        )
+        # the rows' own read-back (a note decided in the sync's transaction) sees the same questions
+        read_back = [entry.follows_question for entry in load_inputs(mem.index.con, [CHAT])]
+    assert read_back == [False, True, True, False, False, False, False, False, True, False, True, False, True]
+    wanted = ["", "admitted", "admitted", "", "dropped", "", "dropped", "", "dropped", "", "dropped", "", "gray"]
+    for (_, text, decision, reason), want in zip(rows, wanted, strict=True):
+        if want:
+            assert decision == want, (text, reason)
+    assert rows[1][3] == "decisive reply to a question: 1 word"
+    assert rows[4][3].startswith("tiny chitchat") and rows[8][3].startswith("tiny chitchat")
+    assert rows[10][3].startswith("tiny chitchat") and rows[12][3].startswith("short reply to a question")
+
+
+def test_a_life_event_is_not_chitchat_and_counts_as_important() -> None:
+    for text in ("I'm pregnant!", "Mom died this morning.", "We got engaged!", "Grandpa passed away.", "Oma ist gestorben.", "¡Estoy embarazada!"):
+        decision = decide(leaf(text), Policy())
+        assert decision.decision != "dropped", (text, decision.reason)  # the LLM is asked, at least
+        assert decision.signals["boosts"]["life_event"]["value"] == 0.25
+    for text in ("I'm pregnant!", "Mom died this morning."):
+        assert decide(leaf(text), Policy(llm=False)).decision == "admitted", text
+    assert decide(leaf("ok lol"), Policy()).signals["boosts"]["life_event"] == {"value": 0.0, "words": []}
+    fired_up = "That talk really fired up my passion for teaching kids"
+    assert decide(leaf(fired_up), Policy()).signals["boosts"]["life_event"]["words"] == []
+    assert decide(leaf(fired_up + ", and then I got fired"), Policy()).signals["boosts"]["life_event"]["words"] == ["fired"]
+
+
+def test_a_chinese_or_japanese_sentence_counts_its_content_like_its_english_version() -> None:
+    english = decide(leaf("The contract is cancelled, we pay the penalty on Friday."), Policy())
+    chinese = decide(leaf("合同已经取消了,我们周五付罚款。"), Policy())
+    japanese = decide(leaf("契約はキャンセルされました。金曜日に違約金を払います。"), Policy())
+    assert chinese.signals["content_words"] >= 5 and "date:周五" in chinese.signals["entities"]
+    assert chinese.decision == "admitted" and chinese.score >= english.score
+    assert japanese.score >= english.score
+    assert cues.cjk_units(["合同已经取消了", "iphone价格"]) == ["合同", "已经", "取消", "了", "iphone", "价格"]
+    assert not signals.is_content_word("我们") and signals.is_content_word("合同")
+
+
+YES = "leaf_id IN (SELECT id FROM leaves WHERE text = 'Yes.')"
+
+
+def test_rows_of_an_older_admission_version_are_decided_again(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new admission version (its rules changed) re-decides every stored row on the next sync,
+    as a changed setting does: "Yes." stored as chitchat by version 1 becomes the decision it is."""
+    chat_note(vault, CHAT, [("Alice Chen", "Should we cancel the contract?", ""), ("Bob Stone", "Yes.", "")])
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        policy = Policy.from_extra(memory.config.extra, memory.config.ollama_chat_model)
+        fingerprint = memory.index.scalar("SELECT value FROM meta WHERE key = ?", [META_KEY])
+        monkeypatch.setattr(decide_module, "ADMISSION_VERSION", "1")
+        old = policy.fingerprint(importance.PROMPT_HASH)
+        monkeypatch.undo()
+        assert old != fingerprint
+        with memory.index.con.cursor() as cur:  # what version 1 stored
+            cur.execute(f"UPDATE admission SET decision = 'dropped', reason = 'tiny chitchat' WHERE {YES}")
+            cur.execute("UPDATE meta SET value = ? WHERE key = ?", [old, META_KEY])
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()  # nothing changed in the vault, but the version did
+        rows = memory.index.query(f"SELECT decision, reason FROM admission WHERE {YES}")
+        assert rows == [("admitted", "decisive reply to a question: 1 word")]
+        assert memory.index.scalar("SELECT value FROM meta WHERE key = ?", [META_KEY]) == fingerprint

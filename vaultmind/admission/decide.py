@@ -1,12 +1,17 @@
 """The admission decision: admitted | dropped | gray, with its score, reason and breakdown.
 
     base  = Σ weight·signal / Σ weight            (signals.py; weights below)
-    score = min(1, base + 0.2·interaction + 0.25·priority)
+    score = min(1, base + 0.2·interaction + 0.25·priority + 0.25·life_event)
 
 - user notes are always admitted ("user note": they are the owner's own writing);
 - a priority-tagged leaf is never dropped as chitchat;
 - tiny chitchat (at most one content word, and no entity but perhaps a name: "ok lol",
-  "thanks John!") is dropped whatever its score;
+  "thanks John!") is dropped whatever its score — unless it names a life event (which also
+  boosts the score by 0.25: "I'm pregnant!", "Mom died this morning.");
+- a short reply (at most 6 words) right after someone else's question, scored below `keep`, is
+  admitted when it opens with a word that decides ("Yes.", "No, keep it.", "Agreed": the
+  decision the question asked for), and otherwise goes to the gray band when it has a content
+  word or an entity other than a name (see `cues`);
 - score >= `keep` → admitted; score <= `drop` → dropped; in between → gray: the LLM is asked
   once (cached by content hash + model + prompt hash) and its importance decides
   (>= `llm_keep` admitted, else dropped). When the LLM is switched off (`admission.llm =
@@ -40,6 +45,7 @@ from functools import lru_cache
 from json.encoder import encode_basestring
 from typing import Any, Literal
 
+from vaultmind.admission.cues import SHORT_REPLY_WORDS
 from vaultmind.admission.signals import LeafInput, Owner, Signals, compute_signals, owner_from
 from vaultmind.errors import ConfigError
 from vaultmind.tree.settings import config_number
@@ -58,6 +64,7 @@ WEIGHTS: dict[str, float] = {
 }
 INTERACTION_BOOST = 0.2
 PRIORITY_BOOST = 0.25
+LIFE_EVENT_BOOST = 0.25
 
 DEFAULT_KEEP = 0.58
 DEFAULT_DROP = 0.45
@@ -70,7 +77,7 @@ DEFAULT_PRIORITY_TAGS: tuple[str, ...] = (
     "pinned",
     "vaultmind/keep",
 )
-ADMISSION_VERSION = "1"  # bump when the signals or the formula change: every row is recomputed
+ADMISSION_VERSION = "2"  # bump when the signals or the formula change: every row is recomputed
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,19 +175,26 @@ def _thresholds_json(keep: float, drop: float) -> str:
     return _SIGNALS_JSON.encode({"keep": keep, "drop": drop})
 
 
+_BOOL = {True: "true", False: "false"}
+
+
 def _strings_json(strings: Sequence[str]) -> str:
     return "[" + ", ".join(map(encode_basestring, strings)) + "]"
 
 
-def _breakdown_json(sig: Signals, base: float, interaction: float, priority: float, score: float, policy: Policy) -> str:
+def _breakdown_json(
+    sig: Signals, base: float, interaction: float, priority: float, life: float, score: float, policy: Policy
+) -> str:
     """`_SIGNALS_JSON.encode` of the breakdown `decide_signals` makes, written directly (a third
     of the time: one for every source leaf a sync parses). Its numbers are Python ints and
     finite floats, written by `repr` as the encoder writes them; the same text (tested)."""
     v = sig.values
     return (
-        f'{{"base": {base!r}, "boosts": {{"interaction": {{"signal": {sig.interaction!r}, "value": {interaction!r}, '
-        f'"why": {_strings_json(sig.interaction_why)}}}, "priority": {{"tags": {_strings_json(sig.priority_tags)}, '
-        f'"value": {priority!r}}}}}, "content_words": {sig.content_words!r}, '
+        f'{{"answers_question": {_BOOL[sig.answers_question]}, "base": {base!r}, '
+        f'"boosts": {{"interaction": {{"signal": {sig.interaction!r}, "value": {interaction!r}, '
+        f'"why": {_strings_json(sig.interaction_why)}}}, "life_event": {{"value": {life!r}, '
+        f'"words": {_strings_json(sig.life_events)}}}, "priority": {{"tags": {_strings_json(sig.priority_tags)}, '
+        f'"value": {priority!r}}}}}, "content_words": {sig.content_words!r}, "decisive": {_BOOL[sig.decisive]}, '
         f'"entities": {_strings_json(sig.entities[:12])}, "entity_count": {len(sig.entities)!r}, '
         f'"score": {score!r}, "thresholds": {_thresholds_json(policy.keep, policy.drop)}, '
         f'"values": {{"content": {v["content"]!r}, "entities": {v["entities"]!r}, "kind_prior": {v["kind_prior"]!r}, '
@@ -205,7 +219,8 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
     base = sum(WEIGHTS[k] * sig.values[k] for k in WEIGHTS) / _TOTAL_WEIGHT
     interaction = round(INTERACTION_BOOST * sig.interaction, 4)
     priority = PRIORITY_BOOST if sig.priority_tags else 0.0
-    score = round(min(1.0, max(0.0, base + interaction + priority)), 4)
+    life = LIFE_EVENT_BOOST if sig.life_events else 0.0
+    score = round(min(1.0, max(0.0, base + interaction + priority + life)), 4)
     breakdown: dict[str, Any] = {
         "words": sig.words,
         "content_words": sig.content_words,
@@ -221,16 +236,28 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
                 "why": list(sig.interaction_why),
             },
             "priority": {"value": priority, "tags": list(sig.priority_tags)},
+            "life_event": {"value": life, "words": list(sig.life_events)},
         },
+        "answers_question": sig.answers_question,
+        "decisive": sig.decisive,
         "score": score,
         "thresholds": {"keep": policy.keep, "drop": policy.drop},
     }
     written = (
-        _breakdown_json(sig, breakdown["base"], interaction, priority, score, policy)
+        _breakdown_json(sig, breakdown["base"], interaction, priority, life, score, policy)
         if sig.values.keys() == WEIGHTS.keys()
         else None
     )
-    if not sig.priority_tags and sig.content_words <= 1 and all(e.startswith("name:") for e in sig.entities):
+    names_only = all(e.startswith("name:") for e in sig.entities)
+    chitchat = not sig.priority_tags and not sig.life_events and sig.content_words <= 1 and names_only
+    if sig.answers_question and sig.words <= SHORT_REPLY_WORDS and score < policy.keep:
+        words = _plural(sig.words, "word")
+        if sig.decisive:
+            return Decision("admitted", score, f"decisive reply to a question: {words}", "cheap", breakdown, written=written)
+        names = sum(1 for e in sig.entities if e.startswith("name:"))
+        if sig.content_words > names or not names_only:  # a word beyond the names, or a date, a number …
+            return _banded(score, breakdown, policy, f"short reply to a question: {words}", written)
+    if chitchat:
         what = "no entities" if not sig.entities else "no entity but a name"
         label = "tiny chitchat" if sig.words <= 6 else "chitchat"
         reason = f"{label}: {_plural(sig.words, 'word')}, {sig.content_words} with content, {what}"
@@ -241,10 +268,15 @@ def decide_signals(sig: Signals, policy: Policy) -> Decision:
     if score <= policy.drop:
         drop = f"score {score:.2f} <= drop {policy.drop:.2f}"
         return Decision("dropped", score, drop, "cheap", breakdown, written=written)
+    band = f"gray band: score {score:.2f} between drop {policy.drop:.2f} and keep {policy.keep:.2f}"
+    return _banded(score, breakdown, policy, band, written)
+
+
+def _banded(score: float, breakdown: dict[str, Any], policy: Policy, band: str, written: str | None) -> Decision:
+    """A gray-band decision: waiting for the LLM, or by the middle when it is switched off."""
     if not policy.llm:
         why = "gray band decided without LLM (admission.llm = false)"
         return _by_middle(score, breakdown, policy, why, written)
-    band = f"gray band: score {score:.2f} between drop {policy.drop:.2f} and keep {policy.keep:.2f}"
     return Decision("gray", score, f"{band}; waiting for the LLM", "cheap", breakdown, written=written)
 
 

@@ -23,6 +23,7 @@ import duckdb
 import pyarrow as pa
 
 from vaultmind.admission import importance
+from vaultmind.admission.cues import QuestionContext
 from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
@@ -173,7 +174,8 @@ class AdmissionPrep:
         source_kind = str(raw_kind) if raw_kind is not None else None
         inputs = _note_inputs(_front_matter(frontmatter_json), sorted(note.tags), source_kind)
         out: Prepared = []
-        for leaf in note.leaves:
+        context = QuestionContext()
+        for leaf in sorted(note.leaves, key=lambda leaf: (leaf.seq, leaf.id)):
             entry = LeafInput(
                 leaf_id=leaf.id,
                 note_path=note.path,
@@ -184,6 +186,7 @@ class AdmissionPrep:
                 text=leaf.text,
                 content_hash=leaf.content_hash,
                 author=leaf.author,
+                follows_question=context.step(leaf.text, leaf.author),
                 **inputs,
             )
             out.append(decided_row(entry, decide(entry, self.policy)))
@@ -245,10 +248,12 @@ def load_inputs(
     ).fetchall()
     out: list[LeafInput] = []
     note_inputs: dict[str, dict[str, Any]] = {}
+    context = QuestionContext()
     for leaf_id, path, kind, source_kind, source_id, seq, text, content_hash, author, fm_json, tags in rows:
         inputs = note_inputs.get(path)
         if inputs is None:
             inputs = note_inputs[path] = _note_inputs(_front_matter(fm_json), tags, source_kind)
+            context = QuestionContext()  # a note's first leaf follows nothing
         out.append(
             LeafInput(
                 leaf_id=leaf_id,
@@ -260,6 +265,7 @@ def load_inputs(
                 text=text,
                 content_hash=content_hash,
                 author=author,
+                follows_question=context.step(text, author),
                 **inputs,
             )
         )

@@ -13,12 +13,16 @@ score every leaf of a large vault during a sync. Each signal is a value in [0, 1
 | `kind_prior` | what the note is: document 0.8, email 0.7, chat 0.45 |
 | `source_prior` | where it came from (the `source_id` platform): email/docs higher, group chat lower |
 
+Words are split on spaces and punctuation; a run of Chinese or Japanese characters is cut into
+two-character units first (`cues.cjk_units`).
+
 and two boosts, added after the weighted mean (see `decide`):
 
 - `interaction` — the owner's engagement: the owner sent it (0.6), it is a reply (0.3), a
   direct conversation of at most two participants (0.3), it mentions the owner (0.3); summed,
   capped at 1. Absent engagement is 0, not "neutral": that is what lets scores spread.
 - `priority` — the note or the leaf carries a priority tag (`#priority`, `#important`, …).
+- `life_event` — the text names a life event ("pregnant", "died", "married" …: `cues`).
 
 Entities are a regex proxy (the entities module does the real extraction): runs of
 capitalised words that are not common sentence starters, e-mail addresses, URLs, @handles,
@@ -35,6 +39,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress
 
+from vaultmind.admission.cues import cjk_dates, cjk_units, decisive, has_cjk, is_cjk_function, life_events
 from vaultmind.calendar_names import WEEKDAYS, alternation
 from vaultmind.index.lexical import WordCache, split_words
 
@@ -125,6 +130,7 @@ class LeafInput:
     subject: str | None = None  # a thread's subject (email notes)
     threaded: bool = False  # the note is one thread (chat thread notes, email threads)
     tags: tuple[str, ...] = ()  # the note's tags, lower-cased, without "#"
+    follows_question: bool = False  # the previous leaf of the note is a question by someone else
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +170,9 @@ class Signals:
     interaction_why: tuple[str, ...]  # "sent", "reply", "dm", "mention"
     priority_tags: tuple[str, ...]
     extras: dict[str, str] = field(default_factory=dict)
+    life_events: tuple[str, ...] = ()  # life-event words in the text (`cues.life_events`)
+    answers_question: bool = False  # it follows a question by someone else (`LeafInput.follows_question`)
+    decisive: bool = False  # it opens with a word that decides (`cues.decisive`)
 
 
 # -- priors ----------------------------------------------------------------------------------
@@ -232,6 +241,8 @@ def _is_content(low: str) -> bool:
         return False
     if len(low) >= 6 and _MIXED_RE.search(low):
         return False  # an id, a hash, a random token: "7gssu1dirvixlo", "a1b2c3d4"
+    if not low.isascii() and is_cjk_function(low):
+        return False
     return not (len(low) >= 4 and _LAUGH_RE.fullmatch(low) is not None)
 
 
@@ -264,6 +275,8 @@ def extract_entities(text: str) -> tuple[str, ...]:
         found.add("date:" + " ".join(m.group(0).split()))
     for run in _capitalised_runs(masked):
         found.add(f"name:{run.lower()}")
+    if not masked.isascii() and has_cjk(masked):
+        found |= cjk_dates(masked)
     return tuple(sorted(found))
 
 
@@ -333,7 +346,11 @@ def statement_signal(text: str) -> float:
 
 
 def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str]) -> Signals:
-    words = split_words(leaf.text.lower().replace("’", "'"), WORD_RE)
+    lower = leaf.text.lower().replace("’", "'")
+    words = split_words(lower, WORD_RE)
+    cjk = not leaf.text.isascii() and has_cjk(leaf.text)
+    if cjk:
+        words = cjk_units(words)
     n = len(words)
     counts = Counter(words)
     content = _content_count(counts)
@@ -375,6 +392,9 @@ def compute_signals(leaf: LeafInput, owner: Owner, priority_tags: Iterable[str])
         interaction=round(min(1.0, amount), 4),
         interaction_why=tuple(why),
         priority_tags=tuple(hits),
+        life_events=life_events(counts.keys(), lower, cjk),
+        answers_question=leaf.follows_question,
+        decisive=leaf.follows_question and decisive(leaf.text),
     )
 
 
