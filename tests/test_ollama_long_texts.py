@@ -84,25 +84,21 @@ def test_the_context_is_what_ollama_reads(info: dict[str, Any] | None, parameter
     assert context_of(info, parameters) == context
 
 
-def test_a_server_whose_details_hold_no_model_info_is_read_in_default_windows() -> None:
-    """The client cannot read `/api/show` without `model_info` (older servers): the texts are
-    embedded all the same, in windows of the default context."""
-    with FakeOllama(embed_models={MODEL: 8}) as fake:
-        fake.show_model_info = False
-        embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
-        try:
-            assert embedder.embed([long_text(1200)]).shape == (1, 8)
-            assert embedder.context == DEFAULT_CONTEXT
-        finally:
-            embedder.close()
-        assert len(sent_texts(fake)) >= 3
-
-
-def test_a_server_without_the_details_route_is_read_in_default_windows() -> None:
-    """A server that serves `/api/embed` but not `/api/show` (a proxy letting through only what
-    it knows) answers it 404 with no model named: the texts are embedded all the same, in
-    windows of the default context; before, every embedding failed with advice to pull the model."""
-    with FakeOllama(embed_models={MODEL: 8}, failure="404", failure_paths={"/api/show"}) as fake:
+@pytest.mark.parametrize(
+    "server",
+    [
+        {"show_model_info": False},  # `/api/show` without `model_info` (older servers): the client cannot read it
+        {"failure": "404", "failure_paths": {"/api/show"}},  # a proxy serving `/api/embed` only: 404, no model named
+    ],
+    ids=["no-model-info", "no-details-route"],
+)
+def test_a_server_whose_model_details_say_nothing_is_read_in_default_windows(server: dict[str, Any]) -> None:
+    """A server whose `/api/show` tells nothing of the model: the texts are embedded all the
+    same, in windows of the default context (before, a proxy without the route failed every
+    embedding with advice to pull the model)."""
+    show_model_info = server.pop("show_model_info", True)
+    with FakeOllama(embed_models={MODEL: 8}, **server) as fake:
+        fake.show_model_info = show_model_info
         embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
         try:
             assert embedder.embed([long_text(1200)]).shape == (1, 8)
