@@ -96,9 +96,9 @@ def test_a_server_whose_model_details_say_nothing_is_read_in_default_windows(ser
     """A server whose `/api/show` tells nothing of the model: the texts are embedded all the
     same, in windows of the default context (before, a proxy without the route failed every
     embedding with advice to pull the model)."""
-    show_model_info = server.pop("show_model_info", True)
-    with FakeOllama(embed_models={MODEL: 8}, **server) as fake:
-        fake.show_model_info = show_model_info
+    options = {key: value for key, value in server.items() if key != "show_model_info"}
+    with FakeOllama(embed_models={MODEL: 8}, **options) as fake:
+        fake.show_model_info = server.get("show_model_info", True)
         embedder = OllamaEmbedder(MODEL, host=fake.host, timeout_s=5.0)
         try:
             assert embedder.embed([long_text(1200)]).shape == (1, 8)
