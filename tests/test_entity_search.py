@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz, process
 
+from vaultmind.entities.fuzzy_names import MAX_SCORED, EntityNames, EntityRow, search_form
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.memory import Memory
-from vaultmind.retrieval.entity_names import MAX_SCORED, EntityNames, EntityRow, search_form
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
 
 from .conftest import write, write_chat

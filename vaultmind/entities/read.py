@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vaultmind.entities.fuzzy_names import FUZZY_CUTOFF, entity_names
 from vaultmind.entities.ids import (
     NAME_KINDS,
     canonical_id,
@@ -29,7 +30,6 @@ from vaultmind.entities.tables import META_NER, get_meta
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
-from vaultmind.retrieval.entity_names import FUZZY_CUTOFF, entity_names
 from vaultmind.vault.layout import obsidian_link
 
 ACTIONS = ("list", "show", "neighbours", "ambiguous")

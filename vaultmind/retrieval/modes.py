@@ -25,13 +25,13 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.config import MAX_LIMIT
+from vaultmind.entities.fuzzy_names import FUZZY_CUTOFF, EntityRow, entity_names
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.entities.ids import canonical_kind
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.dense import noticed, question_vector
-from vaultmind.retrieval.entity_names import FUZZY_CUTOFF, EntityRow, entity_names
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from vaultmind.entities.extract import parse_author
+from vaultmind.entities.fuzzy_names import EntityNames, entity_names
 from vaultmind.entities.ids import without_title, words
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
-from vaultmind.retrieval.entity_names import EntityNames, entity_names
 
 if TYPE_CHECKING:
     from vaultmind.index.leaf_columns import LeafColumns
