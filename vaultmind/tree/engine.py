@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 import weakref
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
+from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
@@ -64,6 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
+_SUMMARY_ID_RE = re.compile(r"s-[0-9a-f]{16}")  # `note.summary_id`'s form
 
 # -- public API --------------------------------------------------------------------------------
 
@@ -172,6 +175,7 @@ def reseal_stale(
                 memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
             )
             sealer.kept_keys[row.note_path] = held
+            sealer.removed[(row.tree, row.level, row.children)] = row.note_path
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:  # a folder you made read-only: this one stays, the others go on
@@ -216,6 +220,7 @@ class _Sealer:
         self.started = time.perf_counter()
         # a removed stale summary's note, by path: its keys return with it (`unsealed`)
         self.kept_keys: dict[str, bytes] = unsealed.pending(self.index)
+        self.removed = unsealed.removed_groups(self.index)  # (tree, level, children) → its path
         self._progress: tuple[str, Progress, int] | None = None  # phase, listener, seals due
         self._sealed = 0
 
@@ -306,7 +311,7 @@ class _Sealer:
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
-        sid = summary_id(tree, level + 1, hydrated.keys)
+        sid = self._earlier_id(tree, level + 1, group) or summary_id(tree, level + 1, hydrated.keys)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -373,6 +378,18 @@ class _Sealer:
             entry["note"] = result.note
         self.report.sealed.append(entry)
         return True
+
+    def _earlier_id(self, tree: str, level: int, group: Sequence[BufferItem]) -> str | None:
+        """The id of the stale summary removed over exactly `group`, which the summary sealed
+        again over it keeps. The same as `summary_id` gives, but for a summary an earlier
+        version named from its children's text: sealed again after an upgrade, it keeps its
+        name, and with it your title, properties and the links to it."""
+        path = self.removed.get((tree, level, tuple(item.id for item in group)))
+        held = self.kept_keys.get(path) if path is not None else None
+        if held is None:
+            return None
+        sid = split_frontmatter(held.decode("utf-8", errors="replace")).data.get("id")
+        return sid if isinstance(sid, str) and _SUMMARY_ID_RE.fullmatch(sid) else None
 
     def _summarize(self, children: Sequence[Any], budget: int, tokens_in: int) -> SummaryText:
         fallback = FallbackSummarizer()
