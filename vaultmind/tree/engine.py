@@ -311,7 +311,7 @@ class _Sealer:
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
-        sid = self._earlier_id(tree, level + 1, group) or summary_id(tree, level + 1, hydrated.keys)
+        sid = self._earlier_id(tree, level + 1, group) or self._new_id(tree, level + 1, group, hydrated.keys)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -390,6 +390,17 @@ class _Sealer:
             return None
         sid = split_frontmatter(held.decode("utf-8", errors="replace")).data.get("id")
         return sid if isinstance(sid, str) and _SUMMARY_ID_RE.fullmatch(sid) else None
+
+    def _new_id(self, tree: str, level: int, group: Sequence[BufferItem], keys: Sequence[str]) -> str:
+        """`summary_id` over the children's `keys`; when a summary of other children already
+        has that id (messages whose ids repeat in a tree: a note written by another tool, whose
+        messages are named by their place in it), the id over the children's own ids instead,
+        else this seal wrote over that summary's note and the two groups took turns, sealed
+        again and again."""
+        sid = summary_id(tree, level, keys)
+        ids = [item.id for item in group]
+        held = self.index.query("SELECT children FROM summaries WHERE id = ?", [sid])
+        return sid if all(list(children) == ids for (children,) in held) else summary_id(tree, level, ids)
 
     def _summarize(self, children: Sequence[Any], budget: int, tokens_in: int) -> SummaryText:
         fallback = FallbackSummarizer()
