@@ -11,8 +11,8 @@ import pytest
 
 from vaultmind.cli.tree import print_report
 from vaultmind.memory import Memory
-from vaultmind.tree.engine import SealReport
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.report import SealReport
 from vaultmind.tree.summarize import ChildText, SummaryText
 from vaultmind.tree.view import maintain
 

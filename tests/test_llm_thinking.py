@@ -25,6 +25,17 @@ def test_thinking_is_stripped_however_the_model_leaves_it() -> None:
     assert strip_thinking("its template opened the block.\n</think>\n" + ANSWER) == ANSWER
     assert strip_thinking(ANSWER) == ANSWER
     assert strip_thinking("We said <think> twice.") == "We said <think> twice."
+    assert strip_thinking("Reasoning the template opened.</think>\n\n" + ANSWER) == ANSWER
+
+
+def test_an_answer_that_mentions_a_closing_tag_in_its_text_is_kept_whole() -> None:
+    """Only a closing tag that ends its line ends a block the template opened: one named in a
+    sentence, or in a string of the judge's JSON, is text (the answer was cut to what followed)."""
+    told = "Bob said the closing tag </think> ends a reasoning block in the model's output."
+    assert strip_thinking(told) == told
+    judged = '{"importance": 0.8, "reason": "a fix for the </think> tag in the parser"}'
+    assert strip_thinking(judged) == judged
+    assert strip_thinking(THINKING + told) == told
 
 
 def _seal_with(vault: Path, fake: FakeOllama) -> tuple[str, str]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.memory import Memory
-from vaultmind.tree import engine
+from vaultmind.tree import engine, owned
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.note import SummaryNote
@@ -318,17 +319,19 @@ def test_a_conflict_copy_of_a_summary_or_a_source_is_folded_once(vault: Path) ->
         assert sorted(covered + l0_ids(memory)) == sorted(set(tree_leaf_ids(memory))), "each leaf once"
 
 
-def _saved_meanwhile(monkeypatch: pytest.MonkeyPatch, name: str, path: Path, text: str) -> None:
-    """Your editor saves `path` right after vaultmind judged it its own (`engine.<name>` runs
+def _saved_meanwhile(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, name: str, path: Path, text: str
+) -> None:
+    """Your editor saves `path` right after vaultmind judged it its own (`<module>.<name>` runs
     between that check and the write or delete)."""
-    real = getattr(engine, name)
+    real = getattr(module, name)
 
     def then_you_save(*args: object, **kwargs: object) -> object:
         out = real(*args, **kwargs)
         path.write_text(text, encoding="utf-8")
         return out
 
-    monkeypatch.setattr(engine, name, then_you_save)
+    monkeypatch.setattr(module, name, then_you_save)
 
 
 def test_a_summary_saved_by_you_while_it_is_rewritten_is_kept(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,8 +342,8 @@ def test_a_summary_saved_by_you_while_it_is_rewritten_is_kept(vault: Path, monke
         path = vault / sealed["path"]
         note = SummaryNote(sealed["id"], TREE, 1, (), "0" * 64, None, None, (), "fallback", "Another text.")
         mine = path.read_text(encoding="utf-8") + "My own line.\n"
-        _saved_meanwhile(monkeypatch, "with_user_keys", path, mine)
-        assert engine.write_owned(path, note) is None
+        _saved_meanwhile(monkeypatch, owned, "with_user_keys", path, mine)
+        assert owned.write_owned(path, note) is None
         assert path.read_text(encoding="utf-8") == mine
 
 
@@ -353,7 +356,7 @@ def test_a_stale_summary_saved_by_you_while_it_is_removed_is_kept(vault: Path, m
         memory.sync()
         path = vault / sealed["path"]
         mine = path.read_text(encoding="utf-8") + "My own line.\n"
-        _saved_meanwhile(monkeypatch, "_owned", path, mine)
+        _saved_meanwhile(monkeypatch, engine, "is_owned", path, mine)
         report = reseal_stale(memory, max_nodes=5, summarizer=FALLBACK)
         assert not report.unsealed and [k["path"] for k in report.kept] == [sealed["path"]]
         assert path.read_text(encoding="utf-8") == mine

@@ -4,6 +4,7 @@ is sealed again under the same name."""
 from __future__ import annotations
 
 import os
+import re
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,7 @@ from vaultmind.cli.tree import print_report
 from vaultmind.errors import ConfigError
 from vaultmind.memory import Memory
 from vaultmind.tree.fallback import FallbackSummarizer
+from vaultmind.tree.note import iso_z
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.view import maintain, tree_view
 from vaultmind.upkeep import TreeKeeper
@@ -95,6 +97,32 @@ def test_flush_all_reseals_a_waiting_summary_at_once_and_zero_minutes_never_wait
             memory.sync()
             report = maintain(memory, now=datetime.now(UTC), flush_all=flush_all, summarizer=FALLBACK)
             assert report.unsealed and report.sealed and not report.waiting
+
+
+def _edited(vault: Path, memory: Memory, written: datetime, item: int) -> None:
+    """Note 0's item number set to `item`, its modification time to `written` (a clock of
+    another device)."""
+    note = vault / "Projects/Note 0.md"
+    note.write_text(re.sub(r"Item \d+\.", f"Item {item}.", note.read_text(encoding="utf-8"), count=1), encoding="utf-8")
+    os.utime(note, (written.timestamp(), written.timestamp()))
+    memory.sync()
+
+
+def test_a_note_written_in_the_future_is_waited_on_at_most_a_quiet_period_beyond_now(vault: Path) -> None:
+    """A modification time ahead of this clock: a device a few minutes ahead is waited for (to
+    its time plus the quiet period); a time further ahead (a clock days off, a sync tool's
+    bogus date) says nothing of typing now, and left the summary stale until that date."""
+    _projects(vault)
+    with Memory.open(tree_config(vault, **{"trees.l0_tokens": 300})) as memory:
+        memory.sync()
+        now = datetime.now(UTC).replace(microsecond=0)  # a file time holds it exactly
+        maintain(memory, now=now, summarizer=FALLBACK)
+        _edited(vault, memory, now + timedelta(minutes=4), 7)
+        (waiting,) = maintain(memory, now=now, summarizer=FALLBACK).waiting
+        assert waiting["until"] == iso_z(now + timedelta(minutes=14))
+        _edited(vault, memory, now + timedelta(days=400), 8)
+        report = maintain(memory, now=now, summarizer=FALLBACK)
+        assert not report.waiting and [u["path"] for u in report.unsealed] == [waiting["path"]]
 
 
 def test_the_daemon_comes_back_when_the_first_waiting_summary_may_be_sealed(vault: Path) -> None:

@@ -11,9 +11,10 @@ from typing import Any
 from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.memory import Memory
-from vaultmind.tree.engine import SealReport, flush, seal_ready
+from vaultmind.tree.engine import flush, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.note import parse_link
+from vaultmind.tree.report import SealReport
 from vaultmind.tree.summarize import SummaryText
 from vaultmind.tree.view import maintain
 

@@ -13,7 +13,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.fallback import FallbackSummarizer
-from vaultmind.tree.note import threads_label
+from vaultmind.tree.note import summary_id, threads_label
 from vaultmind.tree.refresh import refresh_summaries
 
 from .conftest import write
@@ -188,3 +188,27 @@ def test_a_mailbox_s_summaries_are_titled_after_the_subjects_of_their_threads(va
 )
 def test_a_mailbox_summary_s_label_names_two_threads_at_most(subjects: list[str], label: str | None) -> None:
     assert threads_label(subjects) == label
+
+
+def test_a_summary_named_before_names_followed_messages_keeps_its_name_your_title_and_links(vault: Path) -> None:
+    """A summary sealed by an earlier version is named from its children's ids (their text in
+    them); sealed again over the same children after an upgrade it keeps that name and path,
+    with your title and properties, and the links to it, not a new name with vaultmind's title."""
+    with Memory.open(tree_config(vault)) as memory:
+        sealed, path, generated, _ = _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"\nmyprop: keep me')
+        (row,) = summary_rows(memory)
+        earlier = summary_id(str(row["tree"]), 1, list(row["children"]))  # the earlier scheme: the leaf ids
+        assert earlier != sealed["id"]
+        old = path.with_name(f"{earlier}.md")
+        old.write_text(path.read_text(encoding="utf-8").replace(str(sealed["id"]), earlier), encoding="utf-8")
+        path.unlink()
+        write(vault, "Plans.md", f"# Plans\n\nSee [[{old.stem}]] for the venue week.\n")
+        memory.sync()
+        report = reseal_stale(memory, max_nodes=5, summarizer=FallbackSummarizer())
+        rel = old.relative_to(vault).as_posix()
+        assert [u["path"] for u in report.unsealed] == [s["path"] for s in report.sealed] == [rel]
+        assert [s["id"] for s in report.sealed] == [earlier] and not path.exists()
+        fm = split_frontmatter(old.read_text(encoding="utf-8")).data
+        assert fm["id"] == earlier and fm["title"] == "Venue week" and fm["myprop"] == "keep me"
+        assert fm["aliases"][0] == generated
+        assert not summary_rows(memory)[0]["stale"]

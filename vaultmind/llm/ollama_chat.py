@@ -54,7 +54,9 @@ _CANCEL_POLL_S = 0.1  # how often a call that may be interrupted looks at its ev
 _THINK_BLOCK_RE = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN_RE = re.compile(r"\A\s*<(?:think|thinking|reasoning)>", re.IGNORECASE)
 _THINK_OPEN_ANY_RE = re.compile(r"<(?:think|thinking|reasoning)>", re.IGNORECASE)
-_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>", re.IGNORECASE)
+# the end of a block the model's template opened: the closing tag ends its line (the model
+# breaks the line after it); one inside a sentence or a JSON string is the answer's text
+_THINK_CLOSE_RE = re.compile(r"</(?:think|thinking|reasoning)>[ \t]*(?:\r?\n|\Z)", re.IGNORECASE)
 
 
 class LlmError(VaultmindError):
@@ -378,7 +380,8 @@ def strip_thinking(text: str) -> str:
     """`text` without a reasoning model's thinking: leading `<think>…</think>` blocks (also
     `<thinking>`, `<reasoning>`), everything when one is never closed (the answer was cut off
     while thinking), and everything up to a closing tag whose opening the model's template
-    wrote (the text starts inside the block). An answer with no such tag is returned as is."""
+    wrote (the text starts inside the block; that tag ends its line, so an answer naming the
+    tag in a sentence is not cut). An answer with no such tag is returned as is."""
     stripped = False
     while (block := _THINK_BLOCK_RE.match(text)) is not None:
         text, stripped = text[block.end() :], True

@@ -24,18 +24,17 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 import weakref
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
-from vaultmind.markdown.frontmatter import split_frontmatter, with_user_keys
+from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, tree_states
@@ -44,20 +43,18 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.folders import tree_folders
 from vaultmind.tree.hydrate import hydrate, summary_entity_links, summary_labels
 from vaultmind.tree.note import (
-    SUMMARY_KEYS,
     SUMMARY_PATHS,
     SummaryNote,
     children_digest,
-    is_generated_title,
-    is_vaultminds,
     iso_z,
     naive_utc,
     summary_id,
     summary_path,
     summary_title,
-    user_title,
 )
+from vaultmind.tree.owned import changed_since, is_owned, keeping_yours, write_owned
 from vaultmind.tree.quiet import still_settling
+from vaultmind.tree.report import Progress, SealReport
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
 from vaultmind.tree.summarizers import summarizer_for
@@ -68,55 +65,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Progress = Callable[[str, int, int], None]  # (phase, done, total)
-
 MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
-
-
-@dataclass(slots=True)
-class SealReport:
-    """What one call did: summaries written, seals aborted, notes kept, stale ones removed."""
-
-    sealed: list[dict[str, Any]] = field(default_factory=list)
-    aborted: list[dict[str, Any]] = field(default_factory=list)
-    kept: list[dict[str, Any]] = field(default_factory=list)
-    unsealed: list[dict[str, Any]] = field(default_factory=list)
-    flushed: list[str] = field(default_factory=list)
-    refreshed: list[dict[str, Any]] = field(default_factory=list)  # entity links or title rewritten
-    waiting: list[dict[str, Any]] = field(default_factory=list)  # stale, under notes still being written
-    # what the pass this one waited for did (a flush asked for while the daemon sealed): sealed, calls
-    waited_for: dict[str, Any] | None = None
-    llm_calls: int = 0
-    fallbacks: int = 0
-    seconds: float = 0.0
-
-    def merge(self, other: SealReport) -> None:
-        self.sealed += other.sealed
-        self.aborted += other.aborted
-        self.kept += other.kept
-        self.unsealed += other.unsealed
-        self.flushed += other.flushed
-        self.refreshed += other.refreshed
-        self.waiting += other.waiting
-        self.llm_calls += other.llm_calls
-        self.fallbacks += other.fallbacks
-        self.seconds += other.seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "sealed": self.sealed,
-            "aborted": self.aborted,
-            "kept": self.kept,
-            "unsealed": self.unsealed,
-            "flushed": self.flushed,
-            "refreshed": self.refreshed,
-            "waiting": self.waiting,
-            **({"waited_for": self.waited_for} if self.waited_for is not None else {}),
-            "llm_calls": self.llm_calls,
-            "fallbacks": self.fallbacks,
-            "seconds": round(self.seconds, 3),
-        }
-
+_SUMMARY_ID_RE = re.compile(r"s-[0-9a-f]{16}")  # `note.summary_id`'s form
 
 # -- public API --------------------------------------------------------------------------------
 
@@ -207,7 +157,7 @@ def reseal_stale(
         held: bytes | None = None
         try:
             held = path.read_bytes()
-            owned = _owned(held)
+            owned = is_owned(held)
         except FileNotFoundError:
             owned = True
         except OSError as exc:
@@ -215,7 +165,7 @@ def reseal_stale(
                 {"tree": row.tree, "level": row.level, "reason": f"{row.note_path}: {exc}"}
             )
             continue
-        if not owned or (held is not None and _changed_since(path, held)):
+        if not owned or (held is not None and changed_since(path, held)):
             sealer.report.kept.append(
                 {"id": row.id, "path": row.note_path, "reason": "edited by you since the last sync"}
             )
@@ -225,6 +175,7 @@ def reseal_stale(
                 memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
             )
             sealer.kept_keys[row.note_path] = held
+            sealer.removed[(row.tree, row.level, row.children)] = row.note_path
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:  # a folder you made read-only: this one stays, the others go on
@@ -269,6 +220,7 @@ class _Sealer:
         self.started = time.perf_counter()
         # a removed stale summary's note, by path: its keys return with it (`unsealed`)
         self.kept_keys: dict[str, bytes] = unsealed.pending(self.index)
+        self.removed = unsealed.removed_groups(self.index)  # (tree, level, children) → its path
         self._progress: tuple[str, Progress, int] | None = None  # phase, listener, seals due
         self._sealed = 0
 
@@ -359,7 +311,7 @@ class _Sealer:
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
-        sid = summary_id(tree, level + 1, hydrated.keys)
+        sid = self._earlier_id(tree, level + 1, group) or self._new_id(tree, level + 1, group, hydrated.keys)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -427,6 +379,29 @@ class _Sealer:
         self.report.sealed.append(entry)
         return True
 
+    def _earlier_id(self, tree: str, level: int, group: Sequence[BufferItem]) -> str | None:
+        """The id of the stale summary removed over exactly `group`, which the summary sealed
+        again over it keeps. The same as `summary_id` gives, but for a summary an earlier
+        version named from its children's text: sealed again after an upgrade, it keeps its
+        name, and with it your title, properties and the links to it."""
+        path = self.removed.get((tree, level, tuple(item.id for item in group)))
+        held = self.kept_keys.get(path) if path is not None else None
+        if held is None:
+            return None
+        sid = split_frontmatter(held.decode("utf-8", errors="replace")).data.get("id")
+        return sid if isinstance(sid, str) and _SUMMARY_ID_RE.fullmatch(sid) else None
+
+    def _new_id(self, tree: str, level: int, group: Sequence[BufferItem], keys: Sequence[str]) -> str:
+        """`summary_id` over the children's `keys`; when a summary of other children already
+        has that id (messages whose ids repeat in a tree: a note written by another tool, whose
+        messages are named by their place in it), the id over the children's own ids instead,
+        else this seal wrote over that summary's note and the two groups took turns, sealed
+        again and again."""
+        sid = summary_id(tree, level, keys)
+        ids = [item.id for item in group]
+        held = self.index.query("SELECT children FROM summaries WHERE id = ?", [sid])
+        return sid if all(list(children) == ids for (children,) in held) else summary_id(tree, level, ids)
+
     def _summarize(self, children: Sequence[Any], budget: int, tokens_in: int) -> SummaryText:
         fallback = FallbackSummarizer()
         try:
@@ -453,7 +428,7 @@ class _Sealer:
             return "kept" if outcome is None else outcome
         data = note.render().encode("utf-8")
         if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            data = _keeping_yours(note, self.kept_keys[rel])
+            data = keeping_yours(note, self.kept_keys[rel])
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:
@@ -464,62 +439,3 @@ class _Sealer:
         log.info("seal of %s level %d aborted: %s", tree, level, reason)
         self.report.aborted.append({"tree": tree, "level": level, "reason": reason})
         return False
-
-
-def write_owned(path: Path, note: SummaryNote) -> str | None:
-    """Write `note` over the summary note at `path` if vaultmind still owns it: "written",
-    "same" (these bytes are there already), or None (you edited it, or it cannot be read).
-    The keys and aliases you added stay."""
-    try:
-        existing = path.read_bytes()
-    except OSError:
-        return None
-    if not _owned(existing):
-        return None
-    data = _keeping_yours(note, existing)
-    if existing == data:
-        return "same"
-    if _changed_since(path, existing):
-        return None  # you saved it while it was rendered: yours
-    write_atomic(path, data, overwrite=True)
-    return "written"
-
-
-def _keeping_yours(note: SummaryNote, old: bytes) -> bytes:
-    """`note` rendered with the keys, aliases and title you gave `old`, the note it replaces."""
-    return with_user_keys(with_aliases(note, old).render().encode("utf-8"), old, SUMMARY_KEYS)
-
-
-def _changed_since(path: Path, held: bytes) -> bool:
-    """Read again right before a write or a delete: the note is no longer the bytes its
-    ownership was judged on (an edit saved meanwhile), or it is gone."""
-    try:
-        return path.read_bytes() != held
-    except OSError:
-        return True
-
-
-def with_aliases(note: SummaryNote, old: bytes) -> SummaryNote:
-    """`note` keeping the aliases you added to the note it replaces (all but vaultmind's
-    titles) and the title you gave it (`note.user_title`)."""
-    fm = split_frontmatter(old.decode("utf-8", errors="replace")).data
-    if not note.title:
-        return note
-    aliases = fm.get("aliases")
-    old_title = fm.get("title")
-    yours = tuple(
-        a
-        for a in (aliases if isinstance(aliases, list) else ())
-        if isinstance(a, str) and a.strip() and a not in (old_title, note.title) and not is_generated_title(a)
-    )
-    return replace(note, aliases=yours, user_title=user_title(fm))
-
-
-def _owned(data: bytes) -> bool:
-    """True while the summary note `data` is vaultmind's (`note.is_vaultminds`)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    fm = split_frontmatter(text)
-    return is_vaultminds(fm.data, fm.body)

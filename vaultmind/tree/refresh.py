@@ -27,7 +27,7 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.tree import refresh_work
 from vaultmind.tree.deriver import SummaryRow, load_rows
-from vaultmind.tree.engine import SealReport, tree_lock, write_owned
+from vaultmind.tree.engine import tree_lock
 from vaultmind.tree.hydrate import summary_body, summary_entities, summary_entity_links, summary_labels
 from vaultmind.tree.note import (
     SummaryNote,
@@ -38,6 +38,8 @@ from vaultmind.tree.note import (
     summary_title,
     user_title,
 )
+from vaultmind.tree.owned import write_owned
+from vaultmind.tree.report import SealReport
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory

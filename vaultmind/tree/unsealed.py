@@ -47,6 +47,15 @@ def pending(index: Index) -> dict[str, bytes]:
     return {str(row["path"]): str(row["note"]).encode("utf-8") for row in _rows(index)}
 
 
+def removed_groups(index: Index) -> dict[tuple[str, int, tuple[str, ...]], str]:
+    """The notes removed and not sealed again yet, by what they summarized: (tree, level, the
+    children's ids) → path."""
+    return {
+        (str(row["tree"]), int(row["level"]), tuple(str(c) for c in row["children"])): str(row["path"])
+        for row in _rows(index)
+    }
+
+
 def record(index: Index, *, path: str, note: bytes, tree: str, level: int, children: Sequence[str]) -> None:
     """Record the note at `path` (vaultmind's, so UTF-8) before it is removed; a note recorded
     at that path before is replaced (this one carries what you changed since)."""

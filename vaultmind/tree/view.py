@@ -16,12 +16,13 @@ from vaultmind.errors import NotFound, UsageError
 from vaultmind.shell import command_line
 from vaultmind.tree.buffers import buffer, tree_states
 from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
-from vaultmind.tree.engine import Progress, SealReport, flush, reseal_stale, seal_ready
+from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.folders import tree_folders
 from vaultmind.tree.hydrate import source_label, source_labels
 from vaultmind.tree.note import iso_time, iso_z, tree_for_note
 from vaultmind.tree.quiet import still_settling
 from vaultmind.tree.refresh import finish_refresh, refresh_summaries
+from vaultmind.tree.report import Progress, SealReport
 from vaultmind.tree.settings import TreeSettings
 from vaultmind.tree.summarize import Summarizer, close_summarizer
 from vaultmind.tree.summarizers import summarizer_for
