@@ -139,6 +139,26 @@ def test_a_day_said_relatively_is_found_from_when_it_was_written(vault: Path) ->
         assert not any("Retro" in c or "we rest" in c or "Ok, see" in c for c in found), found
 
 
+def test_a_longer_goodbye_is_no_account_of_the_day_it_names(vault: Path) -> None:
+    """ "Alright, see you tomorrow, have a good night!" and "Thanks, see you next Tuesday then!"
+    name Tuesday 23 April with more words than a bare goodbye, all a goodbye's or a thanks': no
+    account of it; "see you tomorrow at the harbour for the party" is one."""
+    write_chat(vault, "2024-04-16", [("Bob Stone", "Thanks, see you next Tuesday then!")])
+    write_chat(
+        vault,
+        "2024-04-22",
+        [
+            ("Alice Chen", "Alright, see you tomorrow, have a good night!"),
+            ("Dana Whitfield", "See you tomorrow at the harbour for the party."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on Tuesday 23 April?", MAY)
+    assert any("at the harbour" in c for c in found), found
+    assert not any("good night" in c or "Thanks, see" in c for c in found), found
+
+
 def test_a_day_said_by_its_ordinal_alone_is_the_nearest_such(vault: Path) -> None:
     """ "The launch is on the 23rd" written on 10 April, "Tuesday 23rd works" on 2 April name
     23 April (the 23rd nearest, a Tuesday); "the 23rd" written on 2 March names 23 March,
