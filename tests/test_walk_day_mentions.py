@@ -209,3 +209,15 @@ def test_a_date_order_that_is_none_is_refused(vault: Path) -> None:
     (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "ymd"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[time\] date_order = 'ymd' is no date order"):
         load_config(vault)
+
+
+def test_a_text_passed_over_quickly_holds_no_numeric_date() -> None:
+    """`numeric_dates` skips a text without a digit, a slash or dot and a digit: that skip loses
+    no date the full pattern finds (Arabic-Indic digits too)."""
+    from vaultmind.retrieval import day_numbers
+
+    texts = ["23/4", "1.2.2024", "x ٢٣/٤ y", "on 04/23/24,", "no date 2024 here", "3/4 of us", "23 . 4", "a/23/4"]
+    for text in texts:
+        skipped = day_numbers._DIGIT_SEP_DIGIT.search(text) is None
+        assert not (skipped and day_numbers._NUMERIC.search(text)), text
+    assert day_numbers.numeric_dates("x ٢٣/٤ y", "dmy") == [(4, 23, None)]
