@@ -468,3 +468,18 @@ def test_rows_of_an_older_admission_version_are_decided_again(vault: Path, monke
         rows = memory.index.query(f"SELECT decision, reason FROM admission WHERE {YES}")
         assert rows == [("admitted", "decisive reply to a question: 1 word")]
         assert memory.index.scalar("SELECT value FROM meta WHERE key = ?", [META_KEY]) == fingerprint
+
+
+def test_editing_a_question_decides_the_reply_after_it_again(vault: Path) -> None:
+    """A reply's admission goes by the message before it: when that message becomes a question,
+    an incremental sync decides the unchanged reply again, as a cold rebuild does."""
+    chat_note(vault, CHAT, [("Alice Chen", "Let me check the budget first", ""), ("Bob Stone", "Yes.", "")])
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        assert memory.index.scalar(f"SELECT decision FROM admission WHERE {YES}") == "dropped"
+        chat_note(vault, CHAT, [("Alice Chen", "Should we cancel the contract?", ""), ("Bob Stone", "Yes.", "")])
+        memory.sync()
+        incremental = admission_rows(memory)
+        assert memory.index.scalar(f"SELECT decision FROM admission WHERE {YES}") == "admitted"
+        memory.reindex()
+        assert admission_rows(memory) == incremental

@@ -648,7 +648,7 @@ def test_config_documents_every_setting_at_its_default(tmp_path: Path) -> None:
     text = (REPO / "vault_template" / ".vaultmind" / "config.toml").read_text(encoding="utf-8")
     assert tomllib.loads(text) == {
         s: {}
-        for s in ("vault", "chunking", "embeddings", "ollama", "watch", "server", "search", "ingest", "privacy", *FEATURE_KEYS)
+        for s in ("vault", "chunking", "embeddings", "ollama", "watch", "server", "search", "ingest", "time", "privacy", *FEATURE_KEYS)
     }
     documented: list[tuple[str, str]] = []
     section = ""

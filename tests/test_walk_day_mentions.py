@@ -139,6 +139,26 @@ def test_a_day_said_relatively_is_found_from_when_it_was_written(vault: Path) ->
         assert not any("Retro" in c or "we rest" in c or "Ok, see" in c for c in found), found
 
 
+def test_a_longer_goodbye_is_no_account_of_the_day_it_names(vault: Path) -> None:
+    """ "Alright, see you tomorrow, have a good night!" and "Thanks, see you next Tuesday then!"
+    name Tuesday 23 April with more words than a bare goodbye, all a goodbye's or a thanks': no
+    account of it; "see you tomorrow at the harbour for the party" is one."""
+    write_chat(vault, "2024-04-16", [("Bob Stone", "Thanks, see you next Tuesday then!")])
+    write_chat(
+        vault,
+        "2024-04-22",
+        [
+            ("Alice Chen", "Alright, see you tomorrow, have a good night!"),
+            ("Dana Whitfield", "See you tomorrow at the harbour for the party."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on Tuesday 23 April?", MAY)
+    assert any("at the harbour" in c for c in found), found
+    assert not any("good night" in c or "Thanks, see" in c for c in found), found
+
+
 def test_a_day_said_by_its_ordinal_alone_is_the_nearest_such(vault: Path) -> None:
     """ "The launch is on the 23rd" written on 10 April, "Tuesday 23rd works" on 2 April name
     23 April (the 23rd nearest, a Tuesday); "the 23rd" written on 2 March names 23 March,
@@ -189,3 +209,15 @@ def test_a_date_order_that_is_none_is_refused(vault: Path) -> None:
     (vault / ".vaultmind" / "config.toml").write_text('[time]\ndate_order = "ymd"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[time\] date_order = 'ymd' is no date order"):
         load_config(vault)
+
+
+def test_a_text_passed_over_quickly_holds_no_numeric_date() -> None:
+    """`numeric_dates` skips a text without a digit, a slash or dot and a digit: that skip loses
+    no date the full pattern finds (Arabic-Indic digits too)."""
+    from vaultmind.retrieval import day_numbers
+
+    texts = ["23/4", "1.2.2024", "x ٢٣/٤ y", "on 04/23/24,", "no date 2024 here", "3/4 of us", "23 . 4", "a/23/4"]
+    for text in texts:
+        skipped = day_numbers._DIGIT_SEP_DIGIT.search(text) is None
+        assert not (skipped and day_numbers._NUMERIC.search(text)), text
+    assert day_numbers.numeric_dates("x ٢٣/٤ y", "dmy") == [(4, 23, None)]

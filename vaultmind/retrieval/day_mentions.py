@@ -31,7 +31,8 @@ postings, no scan). One written before a day names it as a plan does, forward ("
 tomorrow", "the launch is on Tuesday", "in two days": `windows.names_a_day_in`); one written
 after, as a look back does ("yesterday was wild", "last Tuesday", "two days ago": its first time
 expression, `retold.tells_of`). Only one that tells of the day beyond naming it counts
-(`RELATIVE_TELLS` words that name no time): "alright, see you tomorrow!" is a goodbye, not an
+(`RELATIVE_TELLS` words that name no time and are no goodbye's or thanks' — "see", "bye",
+"night", "thanks" …): "alright, see you tomorrow, have a good night!" is a goodbye, not an
 account of the day.
 """
 
@@ -58,7 +59,10 @@ SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm t
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
 RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
 RELATIVE_LIMIT = 60  # of the leaves holding a relative day word on either side, those read
-RELATIVE_TELLS = 3  # … and that tells this many words beyond the day it names (no mere goodbye)
+RELATIVE_TELLS = 2  # … and that tells this many words beyond the day it names and a goodbye's
+# The words of a goodbye or a thanks: "Alright, see you tomorrow, have a good night!" tells
+# nothing of tomorrow (English, as the relative day words are).
+_GOODBYE = frozenset(terms("ok okay alright bye goodbye cya see talk later soon night thanks thank cheers care love hug xoxo lol haha"))
 _AHEAD_WORDS = ("tomorrow", "next", "coming", "days")  # "tomorrow", "next Friday", "in two days"
 _BACK_WORDS = ("yesterday", "ago", "last")  # "yesterday", "two days ago", "last Friday"
 _HALF_DAY = timedelta(hours=12)  # a named day is in the window when its midday is (at any offset)
@@ -241,4 +245,4 @@ def _says_relatively(window: TimeWindow, text: str, written: datetime) -> bool:
     names one of its days relatively: forward when written before it, back when after — and
     tells of it beyond naming it (module doc)."""
     said = names_a_day_in(window, text, written) if written < window.start else tells_of(window, text, written)
-    return said and beyond_dating(text) >= RELATIVE_TELLS
+    return said and beyond_dating(text, _GOODBYE) >= RELATIVE_TELLS

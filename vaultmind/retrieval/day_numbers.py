@@ -25,6 +25,10 @@ _NUMERIC = re.compile(
     r"(?<![\w/.,-])(?P<a>\d{1,2})(?P<sep>[/.])(?P<b>\d{1,2})(?:(?P=sep)(?P<y>\d{4}|\d{2}))?(?![\w/-]|[.,]\d)"
 )
 
+# what every match of `_NUMERIC` holds: a text without it (most) is passed over unread by the
+# slower pattern (4-12 µs a leaf instead of 57-65 µs, over a 5k-note vault's leaves)
+_DIGIT_SEP_DIGIT = re.compile(r"\d[/.]\d")
+
 
 def number_candidates(memory: MemoryView, days: list[datetime]) -> set[str]:
     """The leaves holding one of the asked days' numbers and one of their months' ("23" or
@@ -40,6 +44,8 @@ def numeric_dates(text: str, order: str) -> list[tuple[int, int, int | None]]:
     """The dates `text` writes in numbers, as (month, day, year or None), read in `order`
     (`dmy` or `mdy`) when ambiguous (module doc)."""
     out: list[tuple[int, int, int | None]] = []
+    if _DIGIT_SEP_DIGIT.search(text) is None:
+        return out
     for m in _NUMERIC.finditer(text):
         a, b, said = int(m.group("a")), int(m.group("b")), m.group("y")
         dots = m.group("sep") == "."

@@ -375,9 +375,10 @@ def telling(memory: MemoryView, ids: list[str], told: npt.NDArray[np.bool_]) -> 
     return out
 
 
-def beyond_dating(text: str) -> int:
-    """How many of `text`'s words name no time: what it tells beyond the day it names."""
-    return sum(1 for t in terms(text) if t not in _DATING and not _NUMBER.fullmatch(t))
+def beyond_dating(text: str, besides: frozenset[str] = frozenset()) -> int:
+    """How many of `text`'s words name no time (nor are among `besides`, terms): what it tells
+    beyond the day it names."""
+    return sum(1 for t in terms(text) if t not in _DATING and t not in besides and not _NUMBER.fullmatch(t))
 
 
 def told_plans(memory: MemoryView, lexical: list[tuple[str, float]], window: TimeWindow) -> list[tuple[str, float]]:
