@@ -18,14 +18,13 @@ from vaultmind.child import python_command
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.errors import DaemonError, UsageError
 
-STARTING_STATUS_TIMEOUT_S = 10.0
-"""A status while the daemon starts leaves out its counts that hash every leaf: it answers fast."""
-READY_STATUS_TIMEOUT_S = 300.0
-"""The status recorded once the daemon is ready counts every leaf without a vector or NER. At 50k
-notes on a busy host, beside the NER catch-up that changes the index between two asks (so the
-counts are read again each time), it took longer than 10 s; the daemon answers the requests it
-took one at a time, so a client that gave up after 10 s and asked again queued request after
-request and never had an answer (a save bench stopped after minutes). It waits for one."""
+STATUS_TIMEOUT_S = 300.0
+"""How long the bench waits for one `/v1/status`. The daemon answers status requests one at a
+time, and one it took is worked out even once its client gave up. At 50k notes on a busy host a
+status beside the NER catch-up (which changes the index between two asks, so its counts that
+hash every leaf are read again each time) took more than the 10 s the bench once waited: it
+gave up and asked again every second, 46 requests queued in the daemon, and the bench never
+reached its saves. It waits for each answer instead: never more than one request in flight."""
 
 
 class DaemonProcess:
@@ -102,7 +101,7 @@ def running_daemon(
                     else:
                         full_since = None
             time.sleep(0.05)
-        while daemon.client is None or not _status(daemon, READY_STATUS_TIMEOUT_S):  # record its status
+        while daemon.client is None or not _status(daemon):  # the API answers: record its status
             if daemon.client is None and daemon_file(config).exists():
                 daemon.client = find_daemon(config)
             if time.perf_counter() - started > timeout_s:
@@ -117,7 +116,7 @@ def running_daemon(
             proc.stderr.close()
 
 
-def _status(daemon: DaemonProcess, timeout_s: float = STARTING_STATUS_TIMEOUT_S) -> dict[str, Any]:
+def _status(daemon: DaemonProcess, timeout_s: float = STATUS_TIMEOUT_S) -> dict[str, Any]:
     """`/v1/status`, or {} while the daemon is too busy to answer within `timeout_s`."""
     assert daemon.client is not None
     try:
