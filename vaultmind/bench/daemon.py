@@ -18,6 +18,14 @@ from vaultmind.child import python_command
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
 from vaultmind.errors import DaemonError, UsageError
 
+STATUS_TIMEOUT_S = 300.0
+"""How long the bench waits for one `/v1/status`. The daemon answers status requests one at a
+time, and one it took is worked out even once its client gave up. At 50k notes on a busy host a
+status beside the NER catch-up (which changes the index between two asks, so its counts that
+hash every leaf are read again each time) took more than the 10 s the bench once waited: it
+gave up and asked again every second, 46 requests queued in the daemon, and the bench never
+reached its saves. It waits for each answer instead: never more than one request in flight."""
+
 
 class DaemonProcess:
     """A `vaultmind watch` subprocess, its API client and its stderr (drained by a thread)."""
@@ -108,11 +116,11 @@ def running_daemon(
             proc.stderr.close()
 
 
-def _status(daemon: DaemonProcess) -> dict[str, Any]:
-    """`/v1/status`, or {} while the daemon is too busy to answer within 10 s."""
+def _status(daemon: DaemonProcess, timeout_s: float = STATUS_TIMEOUT_S) -> dict[str, Any]:
+    """`/v1/status`, or {} while the daemon is too busy to answer within `timeout_s`."""
     assert daemon.client is not None
     try:
-        status = daemon.client.call("GET", "/v1/status", timeout=10.0)
+        status = daemon.client.call("GET", "/v1/status", timeout=timeout_s)
     except DaemonError:
         return {}
     if isinstance(status, dict):
