@@ -219,3 +219,18 @@ def test_a_short_read_of_another_file_is_not_damage_to_the_index(tmp_path: Path)
         f'IO Error: Could not read enough bytes from file "{path}.wal": attempted to read 8'
     )
     assert not damaged(other, path) and damaged(ours, path) and not damaged(wal, path)
+
+
+@pytest.mark.parametrize("text", ["Corrupt database file", "database has been invalidated"])
+def test_an_error_quoting_a_users_text_is_not_damage(tmp_path: Path, text: str) -> None:
+    """DuckDB quotes values in its errors ("Could not convert string '…'"): a note's or a
+    question's text that reads like damage must not move a sound index aside (its vectors and
+    the rows of every note would be lost to a rebuild)."""
+    path = tmp_path / ".vaultmind" / "index.duckdb"
+    with Index.open(path) as index:
+        with index.transaction() as con:
+            index.set_meta(con, "probe", "kept")
+        with pytest.raises(duckdb.ConversionException):
+            index.query("SELECT CAST(? AS INTEGER)", [f"{text}: a note's words"])
+        assert index.replaced == 0 and index.get_meta("probe") == "kept"
+    assert not (path.parent / "quarantine").exists()

@@ -9,19 +9,32 @@ from pathlib import Path
 
 import duckdb
 
-INVALIDATED = "database has been invalidated"  # DuckDB's error for every statement after a fatal one
+# DuckDB's errors for every statement after a fatal one, and for a checkpoint that failed (whole
+# sentences: DuckDB quotes values in other errors, "Could not convert string '…'", and a note's
+# words must not read as these)
+INVALIDATED = (
+    "database has been invalidated because of a previous fatal error",
+    "has been invalidated because checkpointing failed",
+    "The database has been invalidated.",
+)
 # DuckDB's errors for a damaged file, met only when a statement reads the damaged block: a block
-# whose checksum does not match (bit rot, a bad copy), and one past the end of the file (one cut
-# short by a half-done copy or a full disk; said with the file's name, see `damaged`).
-BAD_CHECKSUM = "Corrupt database file"
+# whose checksum does not match (bit rot, a bad copy) or whose contents cannot be decoded, and
+# one past the end of the file (one cut short by a half-done copy or a full disk; said with the
+# file's name, see `damaged`). Only of these kinds: DuckDB's others quote values
+# ("Could not convert string '…'"), a note's words or a question among them.
+BAD_BLOCK = "Corrupt database file"
 SHORT_READ = "Could not read enough bytes from file"
+DAMAGE_ERRORS = (duckdb.IOException, duckdb.InternalException, duckdb.SerializationException)
 HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers, before the first block
 
 
 def invalidated(exc: BaseException) -> bool:
     """Whether `exc` (or what caused it) left DuckDB's database invalidated: every later
     statement fails until the file is opened anew."""
-    return any(isinstance(e, duckdb.FatalException) or INVALIDATED in str(e) for e in chain(exc))
+    return any(
+        isinstance(e, duckdb.FatalException) or (isinstance(e, duckdb.Error) and any(said in str(e) for said in INVALIDATED))
+        for e in chain(exc)
+    )
 
 
 def damaged(exc: BaseException, path: Path) -> bool:
@@ -29,7 +42,7 @@ def damaged(exc: BaseException, path: Path) -> bool:
     `path`: a checksum that does not match, or a read past the end of that file (a read short
     of another file's end, a spilled temporary one, says nothing of the index)."""
     return any(
-        isinstance(e, duckdb.Error) and (BAD_CHECKSUM in str(e) or f'{SHORT_READ} "{path}"' in str(e))
+        isinstance(e, DAMAGE_ERRORS) and (BAD_BLOCK in str(e) or f'{SHORT_READ} "{path}"' in str(e))
         for e in chain(exc)
     )
 
