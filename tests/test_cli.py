@@ -614,7 +614,7 @@ def test_status_counts_vaultminds_guides_apart_from_the_notes_of_each_kind(tmp_p
     write(vault, "Ideas.md", "# Ideas\n\nA garden shed.\n")
     run_cli("reindex", "--vault", str(vault))
     notes = as_json(run_cli("status", "--vault", str(vault), "--json"))["notes"]
-    assert notes == {"total": 5, "source": 0, "summary": 0, "entity": 0, "user": 1, "readme": 4, "summary_extractive": 0}
+    assert notes == {"total": 5, "source": 0, "summary": 0, "entity": 0, "user": 1, "readme": 4}
     assert "notes   5 (user 1, sources 0, summaries 0, entities 0; vaultmind's guides 4)" in run_cli(
         "status", "--vault", str(vault)
     ).stdout

@@ -96,6 +96,30 @@ def test_a_sound_index_is_not_taken_for_one_cut_short(vault: Path) -> None:
     assert not (path.parent / "quarantine").exists()
 
 
+def test_a_sound_index_duckdb_shrank_is_not_taken_for_one_cut_short(tmp_path: Path) -> None:
+    """DuckDB cuts free blocks off the end of its file, yet its header still counts them
+    (`total_blocks`): a sound index whose rows were many and then few (a large import deleted,
+    a rebuild) can be shorter than that count, and must open as it is, vectors and all."""
+    path = tmp_path / ".vaultmind" / "index.duckdb"
+    with Index.open(path) as index, index.transaction() as con:
+        index.set_meta(con, "probe", "kept")
+    shorter = 0
+    for step in ["CREATE TABLE bulky AS SELECT range AS i, repeat('y', 200) AS s FROM range(300000)",
+                 "DELETE FROM bulky WHERE i % 2 = 0", "DROP TABLE bulky"] * 2:  # fmt: skip
+        with Index.open(path) as index:
+            assert index.quarantined is None and index.get_meta("probe") == "kept", step
+            with index.transaction() as con:
+                con.execute(step)
+        con = duckdb.connect(str(path))
+        block_size, total = con.execute("SELECT block_size, total_blocks FROM pragma_database_size()").fetchone()  # type: ignore[misc]
+        con.close()
+        shorter += path.stat().st_size < HEADER_BYTES + block_size * total
+    assert shorter, "the case met: a file shorter than the blocks its header counts"
+    with Index.open(path) as index:
+        assert index.quarantined is None and index.get_meta("probe") == "kept"
+    assert not (path.parent / "quarantine").exists()
+
+
 def test_a_damaged_block_a_command_meets_moves_the_file_aside_once(
     cli_vault: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -219,3 +243,18 @@ def test_a_short_read_of_another_file_is_not_damage_to_the_index(tmp_path: Path)
         f'IO Error: Could not read enough bytes from file "{path}.wal": attempted to read 8'
     )
     assert not damaged(other, path) and damaged(ours, path) and not damaged(wal, path)
+
+
+@pytest.mark.parametrize("text", ["Corrupt database file", "database has been invalidated"])
+def test_an_error_quoting_a_users_text_is_not_damage(tmp_path: Path, text: str) -> None:
+    """DuckDB quotes values in its errors ("Could not convert string '…'"): a note's or a
+    question's text that reads like damage must not move a sound index aside (its vectors and
+    the rows of every note would be lost to a rebuild)."""
+    path = tmp_path / ".vaultmind" / "index.duckdb"
+    with Index.open(path) as index:
+        with index.transaction() as con:
+            index.set_meta(con, "probe", "kept")
+        with pytest.raises(duckdb.ConversionException):
+            index.query("SELECT CAST(? AS INTEGER)", [f"{text}: a note's words"])
+        assert index.replaced == 0 and index.get_meta("probe") == "kept"
+    assert not (path.parent / "quarantine").exists()

@@ -26,8 +26,9 @@ from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError, SyncStopped
 from vaultmind.index.allocator import release_freed_memory
+from vaultmind.index.pool import LoweredLimit
 from vaultmind.index.resident import ChangeSet
-from vaultmind.index.store import Index, LoweredLimit
+from vaultmind.index.store import Index
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import CatchingUp, Deriver, Preparing
 from vaultmind.sync_diff import IndexedState, diff_loaded, paths_to_retry, unchanged

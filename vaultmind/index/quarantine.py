@@ -8,6 +8,11 @@ from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
+import duckdb
+
+from vaultmind.index.connection import connect
+from vaultmind.index.migrate import migrate
+
 QUARANTINE_DIR = "quarantine"
 QUARANTINE_NOTICE = "notice.txt"  # the last quarantine's notice, until a status reports it
 QUARANTINE_KEEP = 3  # quarantined copies kept
@@ -63,3 +68,12 @@ def take_quarantine_notice(path: Path | None, *, keep: bool = False) -> str | No
     except OSError:
         return None
     return notice or None
+
+
+def fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str, Path]:
+    """Move the index file at `path` aside and open an empty one in its place; the notice
+    says why and where the old one went (kept for the next `status`), then where it went."""
+    moved = quarantine(path)
+    con = connect(path)
+    migrate(con)
+    return con, keep_notice(path, f"{reason}; moved to {moved}"), moved

@@ -31,7 +31,7 @@ from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.damage import TruncatedIndex, chain, check_length, damaged, invalidated
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
-from vaultmind.index.quarantine import keep_notice, quarantine
+from vaultmind.index.quarantine import fresh_index
 from vaultmind.index.schema import derived_tables
 from vaultmind.model import Progress
 
@@ -40,9 +40,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
-SMALL_POOL_HEADROOM = (
-    8 * 2**20
-)  # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
+# `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
+SMALL_POOL_HEADROOM = 8 * 2**20
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 # Rows appended to one table by one transaction from which DuckDB may have written a row group
 # to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
@@ -110,11 +109,8 @@ class Index:
                     raise
             if not migrations_compatible(con):
                 con.close()
-                moved = quarantine(path)
-                note = f"index was written by an incompatible version; moved to {moved}"
-                con = connect(path)
-                migrate(con)
-                return cls(con, path, keep_notice(path, note))
+                con, notice, _ = fresh_index(path, "index was written by an incompatible version")
+                return cls(con, path, notice)
             migrate(con, progress)
             create_suspended_indexes(con)
             return cls(con, path, None)
@@ -131,7 +127,7 @@ class Index:
             if denied is not None:  # a sound index this user cannot write: not a broken one
                 raise denied from exc
             log.warning("index %s could not be opened (%s); moving it aside", path, exc)
-            con, notice, _ = _fresh_index(path, f"index could not be opened ({_short(exc)})")
+            con, notice, _ = fresh_index(path, f"index could not be opened ({_short(exc)})")
             return cls(con, path, notice)
 
     @property
@@ -254,7 +250,7 @@ class Index:
             with suppress(duckdb.Error):
                 self.con.close()
             log.error("the %s (%s): %s; moving it aside", why, self.path, _short(exc))
-            self.con, self.quarantined, moved = _fresh_index(self.path, f"{why} ({_short(exc)})")
+            self.con, self.quarantined, moved = fresh_index(self.path, f"{why} ({_short(exc)})")
             self._tables = None
             self._views.clear()
             self._bulk = False
@@ -497,39 +493,6 @@ class Index:
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
         con.execute("DELETE FROM meta WHERE key = ?", [key])
         con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
-
-
-class LoweredLimit:
-    """Lowers DuckDB's memory limit for a while, never raising it; `restore` puts it back."""
-
-    def __init__(self, index: Index):
-        self.index = index
-        self.original: str | None = None  # the limit before `lower`, while lowered
-
-    def lower(self, limit: str) -> None:
-        with self.index.lock:
-            current = str(self.index.scalar("SELECT current_setting('memory_limit')"))
-            if self.original is None and size_bytes(limit) < size_bytes(current):
-                self.index.con.execute(f"SET memory_limit = '{limit}'")
-                self.original = current
-
-    def restore(self) -> bool:
-        """Put the limit back; False when it was not lowered."""
-        if self.original is None:
-            return False
-        with self.index.lock:
-            self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
-            self.original = None
-        return True
-
-
-def _fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str, Path]:
-    """Move the index file at `path` aside and open an empty one in its place; the notice
-    says why and where the old one went (kept for the next `status`), then where it went."""
-    moved = quarantine(path)
-    con = connect(path)
-    migrate(con)
-    return con, keep_notice(path, f"{reason}; moved to {moved}"), moved
 
 
 def _short(exc: BaseException) -> str:
