@@ -26,7 +26,7 @@ from vaultmind.config import Config
 from vaultmind.embed.base import Embedder
 from vaultmind.errors import EmbedError, SyncStopped
 from vaultmind.index.allocator import release_freed_memory
-from vaultmind.index.pool import LoweredLimit
+from vaultmind.index.lowered_limit import LoweredLimit
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, Problem, Progress, SyncStats

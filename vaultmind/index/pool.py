@@ -4,12 +4,8 @@ telling an error of running out of it."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import duckdb
-
-if TYPE_CHECKING:
-    from vaultmind.index.store import Index
 
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
@@ -50,27 +46,3 @@ def size_bytes(text: str) -> float:
         return float(number) * _UNITS[value[len(number) :].strip()]
     except (KeyError, ValueError):
         return float("inf")
-
-
-class LoweredLimit:
-    """Lowers DuckDB's memory limit for a while, never raising it; `restore` puts it back."""
-
-    def __init__(self, index: Index):
-        self.index = index
-        self.original: str | None = None  # the limit before `lower`, while lowered
-
-    def lower(self, limit: str) -> None:
-        with self.index.lock:
-            current = str(self.index.scalar("SELECT current_setting('memory_limit')"))
-            if self.original is None and size_bytes(limit) < size_bytes(current):
-                self.index.con.execute(f"SET memory_limit = '{limit}'")
-                self.original = current
-
-    def restore(self) -> bool:
-        """Put the limit back; False when it was not lowered."""
-        if self.original is None:
-            return False
-        with self.index.lock:
-            self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
-            self.original = None
-        return True
