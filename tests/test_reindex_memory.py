@@ -21,7 +21,7 @@ from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
 from vaultmind.index.pool import SYNC_MEMORY_LIMIT, size_bytes
 from vaultmind.index.resident import ChangeSet
-from vaultmind.index.store import DEFERRED_CHECKPOINT, Index
+from vaultmind.index.store import DEFERRED_CHECKPOINT, REBUILD_UNDER_WAY, Index
 from vaultmind.memory import Memory
 from vaultmind.model import FileStat, ParsedNote
 from vaultmind.sync_load import Loader
@@ -413,7 +413,7 @@ def test_a_rebuild_that_fails_midway_is_completed_by_the_next_sync(vault: Path, 
         memory.syncer.derivers = (*derivers, _Fails(at=2))
         with pytest.raises(RuntimeError, match="disk full"):
             memory.reindex()
-        assert memory.index.get_meta("needs_rebuild") == "1"
+        assert memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY  # status says it was cut short
         assert memory.index.get_meta("suspended_indexes") is None
         memory.syncer.derivers = derivers
         assert memory.sync().added == 10  # a rebuild, since the index is marked for one
