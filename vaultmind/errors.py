@@ -175,3 +175,13 @@ def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
             hint=f"{_NOT_YOURS}; the index is left as it is ({text})",
         )
     return None
+
+
+def chain(exc: BaseException) -> list[BaseException]:
+    """`exc` and the errors that caused it, each once."""
+    links: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and link not in links:
+        links.append(link)
+        link = link.__cause__ or link.__context__
+    return links

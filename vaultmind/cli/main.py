@@ -28,7 +28,7 @@ from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import IndexBusy, VaultmindError, storage_error
+from vaultmind.errors import IndexBusy, VaultmindError, chain, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
@@ -142,12 +142,7 @@ def by_ctrl_c(exc: BaseException) -> bool:
     ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
     if _CtrlC.seen:
         return True
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt"):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
+    return any(isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt") for seen in chain(exc))
 
 
 def _interrupted(handler: Handler) -> int:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import duckdb
 
+from vaultmind.errors import chain
+
 # DuckDB's errors for every statement after a fatal one, and for a checkpoint that failed (whole
 # sentences: DuckDB quotes values in other errors, "Could not convert string '…'", and a note's
 # words must not read as these)
@@ -91,13 +93,3 @@ def last_block_in_use(con: duckdb.DuckDBPyConnection) -> int:
     ]
     found = [int(b) for (b,) in con.execute(" UNION ALL ".join(parts)).fetchall() if b is not None]
     return max(found, default=-1)
-
-
-def chain(exc: BaseException) -> list[BaseException]:
-    """`exc` and the errors that caused it, each once."""
-    links: list[BaseException] = []
-    link: BaseException | None = exc
-    while link is not None and link not in links:
-        links.append(link)
-        link = link.__cause__ or link.__context__
-    return links

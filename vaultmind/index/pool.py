@@ -7,6 +7,8 @@ import math
 
 import duckdb
 
+from vaultmind.errors import chain
+
 MEMORY_LIMIT = "512MB"  # DuckDB's buffer pool (it spills past this); its default is 80 % of RAM
 # DuckDB's buffer pool during a large sync (a first index, a big import): it otherwise keeps every
 # block the sync writes cached, up to `MEMORY_LIMIT` (~450 MB at 50k notes); evicted blocks are
@@ -20,11 +22,7 @@ SYNC_MEMORY_LIMIT = "256MB"
 
 def out_of_memory(exc: BaseException | None) -> bool:
     """Whether `exc` is, or was raised from, DuckDB running out of memory."""
-    while exc is not None:
-        if isinstance(exc, duckdb.OutOfMemoryException):
-            return True
-        exc = exc.__cause__ or exc.__context__
-    return False
+    return exc is not None and any(isinstance(e, duckdb.OutOfMemoryException) for e in chain(exc))
 
 
 _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}

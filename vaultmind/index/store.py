@@ -25,10 +25,10 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from vaultmind.errors import IndexBusy, IndexCorrupt, index_access_error
+from vaultmind.errors import IndexBusy, IndexCorrupt, chain, index_access_error
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.connection import connect, is_lock_error, session
-from vaultmind.index.damage import TruncatedIndex, chain, check_length, damaged, invalidated
+from vaultmind.index.damage import TruncatedIndex, check_length, damaged, invalidated
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
