@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from email.message import Message
 
-UNDECODABLE = "a base64 text part that does not decode (damaged in transfer; the file keeps it)"
+UNDECODABLE = "a base64 text part that does not decode (damaged in transfer: export the message again to read it)"
 _BASE64_DEFECTS = frozenset({"InvalidBase64LengthDefect", "InvalidBase64PaddingDefect", "InvalidBase64CharactersDefect"})
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f]")
 
