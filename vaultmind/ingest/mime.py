@@ -192,12 +192,13 @@ def _charset(part: Message) -> str | None:
 
 
 def _part_text(part: Message, body: _Body) -> str:
-    if undecodable(part, _payload_bytes(part), _charset(part)):  # (decoding records the part's defects)
+    data, charset = _payload_bytes(part), _charset(part)
+    if undecodable(part, data, charset):  # (decoding recorded the part's defects)
         body.undecodable = True
         if not body.earlier:
             body.lost.append(UNDECODABLE)
             return ""
-    text, problem = decode_bytes(_payload_bytes(part), _charset(part))
+    text, problem = decode_bytes(data, charset)
     if problem:
         body.problems.append(problem)
     return text.replace("\r\n", "\n").replace("\r", "\n")
