@@ -24,8 +24,11 @@ What is dropped:
 One note per session (`sources/chat/agent/<session id>.md`). The session id is the
 transcript's own (`id`, `session_id`, `sessionId`, `conversation_id`), else the file's name
 and the hash of the session's first message (`transcript-3fa2c1d0`): the `transcript.json` of
-two runs are two sessions, and the same transcript grown by new turns is the same one. Message
-id = the message's own id,
+two runs are two sessions, and the same transcript grown by new turns is the same one (lines
+without a role above the first message, a summary, are not hashed; a note named by such a
+line's hash before is found again: `agent_earlier`). A Claude Code subagent's turns
+(`isSidechain`) are the agent's prompt and the subagent's answers (`SUBAGENT_AUTHORS`), never
+the user's words. Message id = the message's own id,
 else its 0-based position in the transcript; `source_ref` = `agent://session/<id>/<position>`.
 Times come from the message (`timestamp`, `created_at`, `created`, `time`), else the session,
 else the transcript file's modification time; a message without one is placed 1 µs after the
@@ -55,6 +58,8 @@ from vaultmind.ingest.errors import NotAnExport, ingest_error
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.markdown.render import Message, SourceMeta
 
+# a Claude Code subagent's turns (`isSidechain`): its prompt is the agent's, not the user's words
+SUBAGENT_AUTHORS = {"user": "assistant (to subagent)", "assistant": "subagent"}
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant", "model": "assistant"}
 TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 IMAGE_PARTS = frozenset({"image_url", "image", "input_image", "output_image"})
@@ -132,13 +137,15 @@ def parse_agent(path: Path, *, tz: tzinfo = UTC, warn: Callable[[str], None] | N
             own = as_str(item.get("sessionId")) or as_str(item.get("session_id"))
             sid = own or path.stem
             session = sessions.setdefault(sid, _Session(sid, None, named=own is not None))
+            # (a line without the id before those with it, a Claude Code summary line: the
+            # session is still named by its own id, the file's name)
+            session.named = session.named or own is not None
             session.messages.append((line, item))
         if sid not in order:
             order.append(sid)
     for session in sessions.values():
         if not session.named and session.messages:  # `transcript.json` of two runs: two sessions
-            first = json.dumps(session.messages[0][1], sort_keys=True, ensure_ascii=False)
-            session.id = f"{session.id}-{hashlib.sha256(first.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
+            session.id = f"{session.id}-{_first_hash(session.messages)}"
     if not any(_role(raw) is not None for session in sessions.values() for _, raw in session.messages):
         # (a README, the agent's settings.json beside its transcripts: said and skipped in a folder)
         raise NotAnExport("not an agent transcript: no message has a role (user, assistant …)", path=path)
@@ -161,6 +168,16 @@ def _rollout_id(items: list[tuple[int, Any]]) -> str | None:
     return None
 
 
+def _first_hash(messages: list[tuple[int, Any]]) -> str:
+    """The hash that names a session without an id of its own: of its first message (any role,
+    a system prompt too), not of a line of metadata before it that has no role at all (a summary
+    line, rewritten as the session goes on). A note an earlier vaultmind named by its first line
+    is found again (`agent_earlier`)."""
+    first = next((raw for _, raw in messages if _has_role(raw)), messages[0][1])
+    text = json.dumps(first, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
 class _Session:
     __slots__ = ("id", "legacy_id", "messages", "named", "time", "title")
 
@@ -179,6 +196,15 @@ def _role(raw: object) -> str | None:
         return None
     item = raw["message"] if isinstance(raw.get("message"), dict) else raw
     return ROLES.get(str(item.get("role") or raw.get("type") or "").strip().lower())  # ("User", "AI")
+
+
+def _has_role(raw: object) -> bool:
+    """Whether `raw` is a message of any role (`_role`'s, or another: "system", "tool"), not a
+    line of metadata."""
+    if not isinstance(raw, dict):
+        return False
+    item = raw["message"] if isinstance(raw.get("message"), dict) else raw
+    return "role" in item or _role(raw) is not None
 
 
 def _first(item: dict[str, Any], keys: Iterable[str]) -> str | None:
@@ -226,7 +252,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         text = _prose(item.get("content"))
         if not text or (role == "assistant" and _opens_recap(text)) or _is_tool_json(text):
             continue
-        first_user = first_user or (text if role == "user" else "")
+        first_user = first_user or (text if role == "user" and raw.get("isSidechain") is not True else "")
         message_id = as_str(raw.get("uuid")) or as_str(item.get("id")) or str(index)
         if (before := _prose(item.get("content"), unknown=False)) and before != text:
             earlier[message_id] = before  # a note written then keeps it: known, not rewritten
@@ -234,7 +260,7 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         messages.append(
             Message(
                 message_id=message_id,
-                author=role,
+                author=SUBAGENT_AUTHORS[role] if raw.get("isSidechain") is True else role,
                 timestamp=timestamp,
                 text=text,
                 source_ref=f"agent://session/{quote(session.id, safe='')}/{index}",

@@ -9,6 +9,8 @@
   than `all`: code, browsing), hidden context (custom instructions, memory), reasoning
   (`thoughts`, `reasoning_recap`) and hidden messages are dropped; images become `[image]`,
   inline base64 data `[data]`, citation markers are removed;
+- a document ChatGPT wrote to a canvas (its message to the canvas tool) is kept as its message,
+  `[canvas: <name>]` and the document, each edit as the document then reads (`chatgpt_canvas`);
 - message id: ChatGPT's; `source_ref`: the conversation's address.
 """
 
@@ -20,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from vaultmind.ingest.chatgpt_canvas import CANVAS_RECIPIENTS, Canvas
 from vaultmind.ingest.common import as_str, epoch_to_utc, json_array_items, read_text, strip_base64
 from vaultmind.ingest.errors import ingest_error
 from vaultmind.ingest.model import SourceBatch
@@ -51,12 +54,17 @@ def _conversation(path: Path, line: int, index: int, conv: Any) -> SourceBatch |
     messages: list[Message] = []
     last = created
     branch = _branch(conv["mapping"], as_str(conv.get("current_node")))
-    for node in branch:
+    canvas = Canvas()
+    for place, node in enumerate(branch):
         message = node.get("message")
         if not isinstance(message, dict) or not _kept(message):
             continue
         author = AUTHORS[message["author"]["role"]]
-        text = _text(message.get("content") or {})
+        if message.get("recipient") in CANVAS_RECIPIENTS:
+            answer = branch[place + 1].get("message") if place + 1 < len(branch) else None
+            text = canvas.text(message, answer if isinstance(answer, dict) else None)
+        else:
+            text = _text(message.get("content") or {})
         if not text.strip():
             continue
         timestamp = _time(message.get("create_time")) or last
@@ -146,11 +154,14 @@ def _kept(message: dict[str, Any]) -> bool:
     content = message.get("content")
     metadata = message.get("metadata") if isinstance(message.get("metadata"), dict) else {}
     assert isinstance(metadata, dict)
+    recipient = message.get("recipient", "all")
     return (
         role in AUTHORS
         and isinstance(content, dict)
-        and content.get("content_type") in TEXT_TYPES
-        and message.get("recipient", "all") == "all"
+        and (
+            (content.get("content_type") in TEXT_TYPES and recipient == "all")
+            or (role == "assistant" and recipient in CANVAS_RECIPIENTS)  # a canvas document
+        )
         and message.get("weight", 1) != 0
         and not metadata.get("is_visually_hidden_from_conversation")
         and not metadata.get("is_user_system_message")

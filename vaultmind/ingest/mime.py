@@ -7,7 +7,8 @@ trusts the message:
 
 - headers are read raw and decoded by hand (`ingest/mailheaders.py`), the Date too
   (`ingest/maildates.py`): never an exception;
-- the body is the best text: `text/plain`, else HTML converted to text (`ingest/html.py`);
+- the body is the best text: `text/plain`, else HTML converted to text (`ingest/html.py`), else
+  an invitation's events (`ingest/invites.py`); a base64 part that does not decode is not read;
   parts of a `multipart/mixed` are joined in order, `multipart/alternative` picks one;
 - charsets: the declared one, then UTF-8, then cp1252, then latin-1 (`mailheaders.decode_bytes`);
   a declared charset with a few bad bytes keeps its decoding with replacement characters;
@@ -40,7 +41,9 @@ from email import policy
 from email.message import Message
 from email.parser import BytesParser
 
+from vaultmind.ingest.base64_damage import UNDECODABLE, undecodable
 from vaultmind.ingest.html import html_to_text
+from vaultmind.ingest.invites import invitations_text
 from vaultmind.ingest.maildates import parse_date_header, received_date
 from vaultmind.ingest.mailheaders import (
     author_of,
@@ -60,6 +63,7 @@ MAX_TEXT_CHARS = 200_000
 MAX_DEPTH = 12
 MAX_ENCLOSED = 20  # attached messages whose text is read (each follows the text as a forwarded message)
 
+CALENDAR_TYPES = frozenset({"text/calendar", "application/ics"})
 _NBSP_RE = re.compile("[\u00a0\u202f]")
 _FILENAME_BAD_RE = re.compile(r"[\x00-\x1f\x7f]+")
 _MIME_LINE_RE = re.compile(r"^(?:--\S*|content-[\w-]+:.*|mime-version:.*)$", re.IGNORECASE)
@@ -107,9 +111,10 @@ class ParsedEmail:
     to: tuple[str, ...] = ()  # recipients as `author` is written ("Name <addr>" or the address)
     cc: tuple[str, ...] = ()
     forwarded: tuple[str, ...] = ()  # messages attached to it, each under a "Forwarded message" header
-    # a delivery report (a bounce) as vaultmind read it before it read reports (`report_text`), when
-    # that differs: its body and forwarded messages (a message without a Message-ID keeps the id
-    # hashed from that body; a note written then holds that text)
+    # the message as vaultmind read it before it read delivery reports (`report_text`), skipped
+    # base64 that does not decode and wrote invitations (`_Body.earlier`), when that differs: its
+    # body and forwarded messages (a message without a Message-ID keeps the id hashed from that
+    # body; a note written then holds that text)
     body_before: str | None = None
     forwarded_before: tuple[str, ...] = ()
 
@@ -127,8 +132,15 @@ class _Body:
     problems: list[str] = field(default_factory=list)
     lost: list[str] = field(default_factory=list)
     forwarded: list[str] = field(default_factory=list)
-    reports: bool = True  # read delivery reports (`report_text`); False: as vaultmind did before
+    # read as vaultmind did before it read delivery reports (`report_text`), skipped a base64
+    # text part that does not decode (`undecodable`: its raw base64 was the text) and wrote an
+    # invitation's event (`invites`): the body a note written then holds (`ParsedEmail.body_before`)
+    earlier: bool = False
     reported: bool = False  # a delivery report was read
+    undecodable: bool = False  # a base64 text part did not decode
+    calendars: list[str] = field(default_factory=list)  # the VCALENDAR texts of its calendar parts
+    invited: bool = False  # its text is its invitations' events (it had no other)
+    defects: set[str] = field(default_factory=set)  # the MIME defects of every part read
 
 
 def _param(part: Message, header: str, name: str) -> object:
@@ -180,7 +192,13 @@ def _charset(part: Message) -> str | None:
 
 
 def _part_text(part: Message, body: _Body) -> str:
-    text, problem = decode_bytes(_payload_bytes(part), _charset(part))
+    data, charset = _payload_bytes(part), _charset(part)
+    if undecodable(part, data, charset):  # (decoding recorded the part's defects)
+        body.undecodable = True
+        if not body.earlier:
+            body.lost.append(UNDECODABLE)
+            return ""
+    text, problem = decode_bytes(data, charset)
     if problem:
         body.problems.append(problem)
     return text.replace("\r\n", "\n").replace("\r", "\n")
@@ -219,13 +237,20 @@ def _inline_name(part: Message, ctype: str) -> str:
 
 
 def _walk(part: Message, body: _Body, depth: int) -> None:
+    """Read `part` into `body`, and note its MIME defects (those its decoding found too): the
+    damage of a copy counts every part's, not only the message's (`email._damage`)."""
+    _walk_part(part, body, depth)
+    body.defects.update(type(d).__name__ for d in part.defects)
+
+
+def _walk_part(part: Message, body: _Body, depth: int) -> None:
     if depth > MAX_DEPTH:
         body.lost.append(f"MIME nesting deeper than {MAX_DEPTH} levels not followed")
         return
     ctype = part.get_content_type()
     maintype = ctype.split("/", 1)[0]
     name = _filename(part)
-    if body.reports and ctype in REPORT_TYPES:
+    if not body.earlier and ctype in REPORT_TYPES:
         text = report_text(part, ctype, decode_bytes(_payload_bytes(part), _charset(part))[0])
         if text:
             body.texts.append(text)
@@ -251,6 +276,8 @@ def _walk(part: Message, body: _Body, depth: int) -> None:
             for child in children:
                 _walk(child, body, depth + 1)
         return
+    if ctype in CALENDAR_TYPES or (name or "").lower().endswith(".ics"):
+        body.calendars.append(decode_bytes(_payload_bytes(part), _charset(part))[0])
     try:
         disposition = part.get_content_disposition()
     except Exception:
@@ -285,21 +312,33 @@ def _enclosed(part: Message, ctype: str, name: str | None, body: _Body) -> None:
 
 
 def _walk_alternative(children: list[Message], body: _Body, depth: int) -> None:
-    """Pick one rendering: a `text/plain` one with text, else the first with any text. The
-    images and files of the others (an HTML rendering's pasted images, which the plain one
-    cannot show) are listed with the chosen one's attachments; their text parts (the
+    """Pick one rendering: a `text/plain` one with text, else the first with any text; a
+    rendering in base64 that does not decode has none (the HTML one is read instead, and that
+    is said). The images and files of the others (an HTML rendering's pasted images, which the
+    plain one cannot show) are listed with the chosen one's attachments; their text parts (the
     `text/calendar` rendering of an invitation) are renderings, not files, and are not."""
     chosen: tuple[Message, _Body] | None = None
     fallback: tuple[Message, _Body] | None = None
+    skipped = False  # a rendering skipped as base64 that does not decode
     for child in sorted(children, key=lambda c: c.get_content_type() != "text/plain"):
-        trial = _Body(reports=body.reports)
+        trial = _Body(earlier=body.earlier)
         _walk(child, trial, depth + 1)
+        body.defects |= trial.defects
+        body.undecodable |= trial.undecodable
+        body.calendars.extend(trial.calendars)
+        if trial.undecodable and not trial.texts:
+            skipped = True
+            continue
         if trial.texts and trial.plain_used and not trial.html_used:
             chosen = (child, trial)
             break
         if fallback is None and trial.texts:
             fallback = (child, trial)
     read, chosen_body = chosen or fallback or (child, trial)
+    if skipped and chosen_body.texts:
+        body.problems.append(f"{UNDECODABLE}, read from another rendering")
+    elif skipped:
+        body.lost.append(UNDECODABLE)
     body.texts.extend(chosen_body.texts)
     body.html_used |= chosen_body.html_used
     body.plain_used |= chosen_body.plain_used
@@ -344,14 +383,14 @@ def _message_size(msg: Message) -> int:
         return 0
 
 
-def _body_of(msg: Message, depth: int = 0, *, reports: bool = True) -> _Body:
-    body = _Body(reports=reports)
+def _body_of(msg: Message, depth: int = 0, *, earlier: bool = False) -> _Body:
+    body = _Body(earlier=earlier)
     _walk(msg, body, depth)
     # an empty wrapper around an enclosed message (a forward as attachment): its text is the
     # message's; every other enclosed message follows the text as a forwarded message
     if body.enclosed and depth < MAX_DEPTH:
         for enclosed in body.enclosed:
-            inner = _body_of(enclosed, depth + 1, reports=reports)
+            inner = _body_of(enclosed, depth + 1, earlier=earlier)
             text = "\n\n".join(t for t in inner.texts if t.strip())
             if text and body.texts:
                 body.forwarded.append(forwarded_header(enclosed) + text)
@@ -359,8 +398,14 @@ def _body_of(msg: Message, depth: int = 0, *, reports: bool = True) -> _Body:
                 body.texts.append(text)
             body.html_used |= inner.html_used
             body.reported |= inner.reported
+            body.undecodable |= inner.undecodable
+            body.defects |= inner.defects
             body.problems.extend(inner.problems)
             body.lost.extend(inner.lost)
+    if not body.texts and body.calendars and not earlier:  # an invitation with no other text
+        text = invitations_text(body.calendars)
+        body.texts += [text] if text else []
+        body.invited = bool(text)
     return body
 
 
@@ -397,7 +442,7 @@ def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
     if not data.strip():
         raise MimeError("empty message")
     msg, body = _parse(data)
-    before = _body_of(msg, reports=False) if body.reported else None
+    before = _body_of(msg, earlier=True) if body.reported or body.undecodable or body.invited else None
     headers = raw_headers(msg)
     if not headers:
         raise MimeError("no headers (not an email message)")
@@ -418,7 +463,7 @@ def parse_message(data: bytes, *, size: int | None = None) -> ParsedEmail:
     text = _NBSP_RE.sub(" ", "\n\n".join(body.texts))
     raw_text, text = text, returned_in_text(text, address, first_header(headers, "return-path") or "")
     problems = list(dict.fromkeys(body.problems))
-    defects = {type(d).__name__ for d in getattr(msg, "defects", [])}
+    defects = body.defects
     if defects and not over:  # (a message cut at the cap has unclosed parts: the cut is said)
         problems.append("MIME defects: " + ", ".join(sorted(defects)))
     return ParsedEmail(

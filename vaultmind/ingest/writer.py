@@ -54,6 +54,7 @@ from datetime import UTC, tzinfo
 from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
+from vaultmind.ingest.agent_earlier import as_hashed_session
 from vaultmind.ingest.documents_plan import doc_body, doc_folder, doc_notes, file_ref, plan_document
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.grouping import group_batches
@@ -245,7 +246,10 @@ def write_batches(
     parts (`ingest.parts`). `progress("planning", done, total)` as each note is planned, and
     `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
-    batches = [in_earlier_folder(plan, as_earlier(plan, batch)) for batch in joined_batches(batches, plan.report)]
+    batches = [
+        in_earlier_folder(plan, as_hashed_session(plan, as_earlier(plan, batch)))
+        for batch in joined_batches(batches, plan.report)
+    ]
     groups = group_batches(batches, plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is
     # first its own group's, which then holds what it holds
