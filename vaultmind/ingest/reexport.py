@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import date, datetime
 
 from vaultmind.ingest.common import HASHED_ID_RE, strip_invisible
 from vaultmind.ingest.held import read_existing
@@ -49,6 +49,8 @@ _PLACEHOLDERS = {
 }
 _KIND_OF = {said: kind for kind, forms in _PLACEHOLDERS.items() for said in forms}
 _WRAP_RE = re.compile(r"^<(.*)>$")
+_HASHED_META_RE = re.compile(r'^> %% vaultmind id="(h-[0-9a-f]{16})"', re.M)  # a meta line's hashed id
+_DAY_NOTE_RE = re.compile(r"\d{4}-\d\d-\d\d\.(?:\d+\.)?md$")  # a day's note, or a numbered sibling
 
 
 def placeholder_kind(text: str) -> str | None:
@@ -125,7 +127,9 @@ def hashed(messages: Iterable[Message]) -> list[Message]:
 RENAME_MIN = 2  # messages of one author found again under one other name, for that to be a rename
 
 
-def author_renames(held: Iterable[Message], batch: SourceBatch, chat_renamed: tuple[str, str] | None) -> dict[str, tuple[str, int]]:
+def author_renames(
+    held: Iterable[Message], held_ids: set[str], batch: SourceBatch, chat_renamed: tuple[str, str] | None
+) -> dict[str, tuple[str, int]]:
     """Held author → (the name the export gives them, how many of their messages say so), for
     an author renamed since the notes were written (a number saved as a contact, a contact
     renamed). The evidence must be strong: the export names the held author nowhere; every one
@@ -133,11 +137,9 @@ def author_renames(held: Iterable[Message], batch: SourceBatch, chat_renamed: tu
     under one other name and no other, at least `RENAME_MIN` of them — or one, when the chat
     was renamed so too (`chat_renamed`: a chat of two is named after the contact). A name two
     held authors would take is neither's."""
-    incoming = hashed(batch.messages)
-    if not incoming:
+    incoming, held = hashed(batch.messages), hashed(held)
+    if not incoming or not held:
         return {}
-    held = hashed(held)
-    held_ids = {message.message_id for message in held}
     ids = {message.message_id for message in batch.messages}
     authors = {message.author for message in batch.messages}
     start, end = min(map(_utc, incoming)), max(map(_utc, incoming))
@@ -164,22 +166,34 @@ def _utc(message: Message) -> datetime:
     return to_utc(message.timestamp)
 
 
-def _held_of(plan: Plan, batch: SourceBatch) -> list[Message]:
-    """The messages the notes of `batch`'s conversation (under its id or an earlier one,
-    `known_in`) hold on the days its messages are of (the vault's clock's, or UTC's)."""
+def _held_of(plan: Plan, batch: SourceBatch) -> tuple[set[str], list[Message]]:
+    """The ids of the messages the notes of `batch`'s conversation (under its id or an earlier
+    one, `known_in`) hold on the days its messages are of (the vault's clock's, or UTC's), and
+    the messages of those of them that hold one the export does not (read by their meta lines
+    first: an export ingested again parses no note here)."""
     platform = "/".join(batch_folder(batch).split("/")[:3])
     sources = plan.source_folders(platform)
     own = {batch.meta.source_id, *batch.known_in}
-    days: set[str] = set()
-    for message in hashed(batch.messages):
-        days.update({_utc(message).astimezone(plan.zone).date().isoformat(), _utc(message).date().isoformat()})
+    dates: set[date] = set()
+    for at in map(_utc, hashed(batch.messages)):
+        dates.update((at.astimezone(plan.zone).date(), at.date()))
+    days = {day.isoformat() for day in dates}
+    ids = {message.message_id for message in batch.messages}
+    held_ids: set[str] = set()
     held: list[Message] = []
     for folder in sorted({f for source_id in own for f in sources.get(source_id, ())}):
         for name in plan.listing(folder):
             note = plan.existing(f"{folder}/{name}") if name.split(".", 1)[0] in days else None
-            if note is not None and note.source_id in own:
-                held.extend(note.messages().values())
-    return held
+            if note is None or note.source_id not in own:
+                continue
+            these = _HASHED_META_RE.findall(note.body)
+            if len(these) != note.body.count("\n> %%") or not set(these) <= ids:  # (a meta line of another shape: read whole)
+                messages = note.messages()
+                held_ids.update(messages)
+                held.extend(messages.values())
+            else:
+                held_ids.update(these)
+    return held_ids, held
 
 
 def knowing_renames(plan: Plan, batch: SourceBatch) -> SourceBatch:
@@ -190,14 +204,14 @@ def knowing_renames(plan: Plan, batch: SourceBatch) -> SourceBatch:
     for "Carla Ruiz", whose id `known_in` keeps) is that contact's rename."""
     if batch.meta.kind != "chat" or batch.bucket != "day" or not hashed(batch.messages):
         return batch  # (a platform's ids name no author's name)
-    held = _held_of(plan, batch)
-    if not held:
+    held_ids, held = _held_of(plan, batch)
+    if not held_ids:
         return batch
     platform, _, name = batch.meta.source_id.partition(":")
     authors = {message.author for message in batch.messages}
     was = next((i.partition(":")[2] for i in batch.known_in if i.startswith(f"{platform}:") and i.partition(":")[2] in authors), None)
     renamed_chat = (name, was) if was is not None and name not in authors else None
-    renames = author_renames(held, batch, renamed_chat)
+    renames = author_renames(held, held_ids, batch, renamed_chat)
     ids = frozenset(message.message_id for message in batch.messages)
     if renamed_chat is not None:
         plan.said_if_written.append((ids, (
@@ -227,20 +241,26 @@ def contact_renamed(plan: Plan, batch: SourceBatch, sources: Mapping[str, list[s
     authors = {message.author for message in batch.messages}
     if sources.get(batch.meta.source_id) or name not in authors:
         return []
-    days = {_utc(message).date().isoformat() for message in batch.messages}
-    days |= {_utc(message).astimezone(plan.zone).date().isoformat() for message in batch.messages}
+    days = {_utc(message).astimezone(plan.zone).date().isoformat() for message in batch.messages}
     seconds = has_seconds(batch.messages)
     found = []
     for source_id, folders in sorted(sources.items()):
         before = source_id.partition(":")[2]
         if not source_id.startswith(f"{platform}:") or before in authors or before.casefold() == name.casefold():
             continue
-        held = [
-            message
+        names = {
+            f"{folder}/{note_name}": note_name.split(".", 1)[0]
             for folder in folders
             for note_name in plan.listing(folder)
-            if note_name.split(".", 1)[0] in days
-            and (note := read_existing(plan.vault, f"{folder}/{note_name}")) is not None  # (not kept)
+            if _DAY_NOTE_RE.match(note_name)
+        }
+        if not _mostly_same_days(days, set(names.values())):  # (its listing only: no note read)
+            continue
+        held = [
+            message
+            for rel, day in sorted(names.items())
+            if day in days
+            and (note := read_existing(plan.vault, rel)) is not None  # (not kept)
             and note.source_id == source_id
             for message in note.messages().values()
         ]
@@ -250,6 +270,16 @@ def contact_renamed(plan: Plan, batch: SourceBatch, sources: Mapping[str, list[s
         if shared >= RENAME_MIN and _most_of_span(held, batch.messages, shared):
             found.append((source_id, source_id.replace(":", "/", 1)))
     return found
+
+
+def _mostly_same_days(ours: set[str], theirs: set[str]) -> bool:
+    """Whether two chats' day notes (by their day) are mostly of the same days, in the span both
+    cover: one chat read twice has notes on the days it was written in."""
+    if not ours or not theirs:
+        return False
+    start, end = max(min(ours), min(theirs)), min(max(ours), max(theirs))
+    shared = len(ours & theirs)
+    return all(2 * shared > sum(start <= day <= end for day in side) for side in (ours, theirs))
 
 
 def _most_of_span(held: list[Message], incoming: Sequence[Message], shared: int) -> bool:
