@@ -14,6 +14,7 @@ from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.model import IngestReport, SourceBatch
 from vaultmind.ingest.names import batch_folder, note_path
 from vaultmind.ingest.plan import Group
+from vaultmind.ingest.reexport import has_seconds
 from vaultmind.ingest.revisions import apply_edit, versions
 from vaultmind.markdown.render import CALLOUT_TYPES, Message, SourceMeta, note_text, to_utc
 
@@ -63,6 +64,7 @@ def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tz
                 group = groups[(base, meta.source_id)] = Group(replace(meta, title=title), base)
             group.related.update(batch.related)
             group.known_in.update(batch.known_in)
+            group.renamed.update(batch.renamed_authors)
             if batch.replaced is not None and batch_no not in group.batches:  # once per export
                 group.batches.add(batch_no)
                 group.replaced = {**(group.replaced or {}), **dict(batch.replaced)}
@@ -92,8 +94,10 @@ def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tz
                     )
         if touched:  # how new the export is (`revisions.join_edited`, `revisions.edited_before`)
             end = max(to_utc(m.timestamp) for m in batch.messages)  # (each one read above)
+            seconds = has_seconds(batch.messages)  # (an export's, not a day's: `reexport._same_time`)
             for key in touched:
                 groups[key].ends[batch_no] = end
+                groups[key].seconds |= seconds
     for group in groups.values():
         _newest_view(group)
     return [groups[key] for key in sorted(groups)]

@@ -14,6 +14,7 @@ from vaultmind.ingest.held import Existing, carries, message_ids, read_existing
 from vaultmind.ingest.model import IngestReport, SourceBatch
 from vaultmind.ingest.names import batch_folder, batch_folders, in_siblings, note_path, scope_folder, slugify
 from vaultmind.ingest.plan import Group, Plan
+from vaultmind.ingest.reexport import contact_renamed
 from vaultmind.ingest.slack import ALONE_TEAM
 from vaultmind.markdown.render import note_text, to_utc
 from vaultmind.vault.layout import SOURCES_DIR
@@ -134,6 +135,7 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
             stem = legacy[: -len(_NUMBERED)]
             numbers = sorted(s[len(stem) :] for s in sources if s.startswith(stem) and re.fullmatch(r" \(\d{1,2}\)", s[len(stem) :]))
             before = [(stem + n, batch.meta.scope + n) for n in numbers] + _case_renamed(plan, batch, stem, sources)
+            before += contact_renamed(plan, batch, sources)  # (a number saved as a contact since)
         elif legacy and sources.get(legacy):
             before = [(legacy, scope)]
         before += [kin for kin in _by_name(plan, batch, sources) if kin not in before]

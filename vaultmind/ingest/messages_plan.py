@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from dataclasses import replace
 from datetime import datetime
 from itertools import pairwise
@@ -18,6 +19,7 @@ from vaultmind.ingest.model import QuotedParent
 from vaultmind.ingest.names import sibling_path
 from vaultmind.ingest.parts import part_paths, parts_under_cap, say_split
 from vaultmind.ingest.plan import Group, Plan, Write, say_wide
+from vaultmind.ingest.reexport import hashed, pair
 from vaultmind.ingest.revisions import (
     apply_edit,
     complete_cut,
@@ -170,7 +172,29 @@ def _same_messages(group: Group, held: dict[str, Message]) -> set[str]:
                     break
             else:
                 classes[(author, at, text)].append(exports)
-    return same - held.keys()
+    return (same | _exported_otherwise(group, held, same)) - held.keys()
+
+
+def _exported_otherwise(group: Group, held: dict[str, Message], same: set[str]) -> set[str]:
+    """The incoming messages of `group` that are a held message the export gives otherwise
+    (`reexport.pair`): its author renamed since, its time with seconds where the note's has
+    none (or the other way), a placeholder in another language. Of the held messages the
+    export no longer holds under their ids, less those `same` (`_same_messages`) took."""
+    incoming = [m for i, m in group.messages.items() if i not in held and i not in same]
+    taken = Counter(_exact(group.messages[i]) for i in same)
+    left = []
+    for message_id, message in held.items():
+        if message_id in group.messages:
+            continue
+        if taken[_exact(message)]:
+            taken[_exact(message)] -= 1
+        else:
+            left.append(message)
+    return set(pair(hashed(left), hashed(incoming), group.seconds, group.renamed))
+
+
+def _exact(message: Message) -> tuple[str, datetime, str]:
+    return (" ".join(note_text(message.author).split()), to_utc(message.timestamp), note_text(message.text))
 
 
 def plan_group(plan: Plan, group: Group) -> None:

@@ -52,6 +52,9 @@ class SourceBatch:
     # no accent makes were left out): its notes join them there (`matching.in_earlier_folder`)
     folder: str | None = None
     known_in: tuple[str, ...] = ()  # set by the writer: earlier ids of this source whose notes' messages are known
+    # set by the writer: (the name its notes give an author, the name the export gives them) of
+    # an author renamed since (a number saved as a contact: `reexport.author_renames`)
+    renamed_authors: tuple[tuple[str, str], ...] = ()
     # a conversation known by its name only (a Slack channel's file given alone carries no channel
     # id): a source of its platform in a folder of its name is this conversation (`matching._by_name`)
     name_only: bool = False

@@ -61,6 +61,8 @@ class Plan:
     folded: set[str] = field(default_factory=set)
     # source id → (the messages its notes already held, the new ones): `zone_shift.shifted`
     timed: dict[str, tuple[list[Message], list[Message]]] = field(default_factory=dict)
+    # (the ids of an export's messages, what to say of how it was matched when one of them is written)
+    said_if_written: list[tuple[frozenset[str], str]] = field(default_factory=list)
 
     def listing(self, folder: str) -> list[str]:
         """The names of the notes in `folder` (not below it), read once."""
@@ -151,6 +153,8 @@ class Group:
     earlier_times: dict[str, datetime] = field(default_factory=dict)  # `SourceBatch.earlier_times`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
+    renamed: dict[str, str] = field(default_factory=dict)  # `SourceBatch.renamed_authors`
+    seconds: bool = False  # an export of it writes seconds (`reexport.has_seconds`)
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`
     # each branched export's view: (the messages it holds, on its branch or off it; its `replaced`)
     views: list[tuple[frozenset[str], dict[str, str]]] = field(default_factory=list)

@@ -70,6 +70,7 @@ from vaultmind.ingest.matching import (
 from vaultmind.ingest.messages_plan import plan_group
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.plan import Plan
+from vaultmind.ingest.reexport import knowing_renames
 from vaultmind.ingest.zone_shift import refuse_shifted
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.model import Progress
@@ -247,7 +248,7 @@ def write_batches(
     `progress("writing", done, total)` as notes are written."""
     plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
     batches = [
-        in_earlier_folder(plan, as_hashed_session(plan, as_earlier(plan, batch)))
+        knowing_renames(plan, in_earlier_folder(plan, as_hashed_session(plan, as_earlier(plan, batch))))
         for batch in joined_batches(batches, plan.report)
     ]
     groups = group_batches(batches, plan.report, zone)
@@ -260,7 +261,9 @@ def write_batches(
         if progress is not None:
             progress("planning", done, len(ordered))
     refuse_shifted(plan)
-    return _execute(plan, progress)
+    report = _execute(plan, progress)
+    report.warnings.extend(said for ids, said in plan.said_if_written if ids & report.added_ids)
+    return report
 
 
 def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:

@@ -1,0 +1,171 @@
+"""A WhatsApp chat exported again in another form than the export its notes came from: a contact
+saved since (a number becomes a name, in the messages and in a chat of two's file name), an
+iPhone's times with seconds after an Android's without (or the other way), the phone set to
+another language. The messages the notes hold are known (their ids and text kept); only the
+new ones are written, and the report says what was taken for what."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from tests.conftest import snapshot_files, write
+from vaultmind.ingest.detect import ingest_paths
+from vaultmind.ingest.held import read_existing
+
+GROUP = "WhatsApp Chat with Climbing Group.txt"
+GROUP_JAN = """\
+04/03/2024, 09:15 - Alice: Who's in for Saturday?
+04/03/2024, 09:16 - +49 170 1234567: Me! I'll bring the rope.
+04/03/2024, 09:17 - +49 170 1234567: And the quickdraws.
+04/03/2024, 09:20 - Alice: Great
+"""
+
+
+def _ingest(vault: Path, folder: Path) -> tuple[int, int, list[str]]:
+    report = ingest_paths("chat", [folder], vault, date_order="dmy")
+    return report.messages_added, report.messages_known, report.warnings
+
+
+def _held(vault: Path, rel: str) -> list[tuple[str, str, str, str]]:
+    """(id, author, UTC time, text) of the messages of a note, in its order."""
+    note = read_existing(vault, rel)
+    assert note is not None, rel
+    return [(i, m.author, str(m.timestamp), m.text) for i, m in note.messages().items()]
+
+
+def _chat_notes(vault: Path) -> list[str]:
+    return sorted(p for p in snapshot_files(vault) if p.startswith("sources/chat/"))
+
+
+def test_contact_saved_between_exports_of_a_group(tmp_path: Path, vault: Path) -> None:
+    """Carla's number, then her name after she was saved as a contact: her messages were all
+    written a second time under the name. Now they are known, the note keeps them as they were
+    (ids, author), the one new message is written under her name, and the report says so."""
+    write(tmp_path / "jan", GROUP, GROUP_JAN)
+    write(tmp_path / "mar", GROUP, GROUP_JAN.replace("+49 170 1234567", "Carla Ruiz") + "05/03/2024, 18:00 - Carla Ruiz: Forecast says sun\n")
+    assert _ingest(vault, tmp_path / "jan")[0] == 4
+    day = "sources/chat/whatsapp/climbing-group/2024-03-04.md"
+    before = _held(vault, day)
+    added, known, warnings = _ingest(vault, tmp_path / "mar")
+    assert (added, known) == (1, 4)
+    assert _held(vault, day) == before
+    assert [m[1] for m in _held(vault, "sources/chat/whatsapp/climbing-group/2024-03-05.md")] == ["Carla Ruiz"]
+    assert any("Carla Ruiz is the +49 170 1234567 of the earlier export" in w for w in warnings), warnings
+    assert _ingest(vault, tmp_path / "mar") == (0, 5, [])  # again: nothing new, nothing said
+
+
+def test_two_people_are_not_taken_for_one(tmp_path: Path, vault: Path) -> None:
+    """A rename needs strong evidence: one message alike is not enough in a group, and a held
+    author whose message in the export's span is not found again under the new name (someone
+    who left, whose messages the newer export lacks) is no one's earlier name."""
+    write(tmp_path / "jan", GROUP, "04/03/2024, 09:15 - Alice: Hi\n04/03/2024, 09:16 - Dan: Hi all\n")
+    write(tmp_path / "mar", GROUP, "04/03/2024, 09:15 - Alice: Hi\n04/03/2024, 09:16 - Eve: Hi all\n")
+    _ingest(vault, tmp_path / "jan")
+    added, _, warnings = _ingest(vault, tmp_path / "mar")
+    assert added == 1 and not any("earlier export" in w for w in warnings)
+    write(tmp_path / "jan2", "WhatsApp Chat with Crew.txt", GROUP_JAN.replace("Great\n", "Great\n04/03/2024, 09:21 - +49 170 1234567: See you\n04/03/2024, 09:22 - Alice: Bye\n"))
+    write(tmp_path / "mar2", "WhatsApp Chat with Crew.txt", GROUP_JAN.replace("+49 170 1234567", "Carla Ruiz") + "04/03/2024, 09:22 - Alice: Bye\n")
+    _ingest(vault, tmp_path / "jan2")
+    added, _, warnings = _ingest(vault, tmp_path / "mar2")
+    assert added == 2 and not any("earlier export" in w for w in warnings)
+
+
+def test_chat_of_two_renamed_with_its_contact(tmp_path: Path, vault: Path) -> None:
+    """The chat's file is named after the contact: "with +49 170 1234567", then "with Carla
+    Ruiz". The whole chat was written again in a second folder; now the new export joins the
+    chat's notes, and only its new message is written."""
+    one = "04/03/2024, 09:15 - You: Hi, is the bike still for sale?\n04/03/2024, 09:16 - +49 170 1234567: Yes, 120 EUR.\n"
+    write(tmp_path / "jan", "WhatsApp Chat with +49 170 1234567.txt", one)
+    write(
+        tmp_path / "mar",
+        "WhatsApp Chat with Carla Ruiz.txt",
+        one.replace("+49 170 1234567", "Carla Ruiz") + "05/03/2024, 18:00 - Carla Ruiz: Still free?\n",
+    )
+    _ingest(vault, tmp_path / "jan")
+    day = "sources/chat/whatsapp/49-170-1234567/2024-03-04.md"
+    before = _held(vault, day)
+    added, known, warnings = _ingest(vault, tmp_path / "mar")
+    assert (added, known) == (1, 2)
+    assert _chat_notes(vault) == [day, "sources/chat/whatsapp/49-170-1234567/2024-03-05.md"]
+    assert _held(vault, day) == before
+    assert any("the chat 'Carla Ruiz' is the chat '+49 170 1234567'" in w for w in warnings), warnings
+
+
+def test_chat_of_two_not_joined_to_another_contacts_chat(tmp_path: Path, vault: Path) -> None:
+    """A new chat that shares a message with another contact's chat (the same greeting sent to
+    both in one minute) is its own chat."""
+    write(tmp_path / "a", "WhatsApp Chat with +49 170 1234567.txt", "01/01/2024, 00:00 - You: Happy new year!\n01/01/2024, 00:01 - +49 170 1234567: You too!\n")
+    write(tmp_path / "b", "WhatsApp Chat with Bob.txt", "01/01/2024, 00:00 - You: Happy new year!\n01/01/2024, 00:02 - Bob: Thanks, same to you\n")
+    _ingest(vault, tmp_path / "a")
+    added, _, _ = _ingest(vault, tmp_path / "b")
+    assert added == 2 and any(p.startswith("sources/chat/whatsapp/bob/") for p in _chat_notes(vault))
+
+
+ANDROID = "04.03.24, 09:15 - Alice: Good morning!\n04.03.24, 09:16 - Bob: Morning. Dinner tonight?\n04.03.24, 09:16 - Bob: ok\n"
+IOS = "[04.03.24, 09:15:12] Alice: Good morning!\r\n[04.03.24, 09:16:40] Bob: Morning. Dinner tonight?\r\n[04.03.24, 09:16:50] Bob: ok\r\n"
+
+
+def _ios_zip(folder: Path, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(folder / "WhatsApp Chat - Family.zip", "w") as archive:
+        archive.writestr("_chat.txt", text)
+    return folder
+
+
+def test_android_then_iphone_export(tmp_path: Path, vault: Path) -> None:
+    """An Android export (no seconds), then the iPhone's of the same chat (seconds): each message
+    was written twice. Now they are known by author, text and minute, the note's ids kept."""
+    write(tmp_path / "android", "WhatsApp Chat with Family.txt", ANDROID)
+    _ios_zip(tmp_path / "ios", IOS + "[05.03.24, 10:00:00] Alice: new on iOS\r\n")
+    _ingest(vault, tmp_path / "android")
+    day = "sources/chat/whatsapp/family/2024-03-04.md"
+    before = _held(vault, day)
+    added, known, _ = _ingest(vault, tmp_path / "ios")
+    assert (added, known) == (1, 3)
+    assert _held(vault, day) == before
+
+
+def test_iphone_then_android_export(tmp_path: Path, vault: Path) -> None:
+    """The other way round: the note's times have seconds, the export's none."""
+    _ios_zip(tmp_path / "ios", IOS)
+    write(tmp_path / "android", "WhatsApp Chat with Family.txt", ANDROID + "05.03.24, 10:00 - Alice: new on Android\n")
+    _ingest(vault, tmp_path / "ios")
+    added, known, _ = _ingest(vault, tmp_path / "android")
+    assert (added, known) == (1, 3)
+
+
+def test_two_iphone_messages_of_one_minute_stay_two(tmp_path: Path, vault: Path) -> None:
+    """Exports that both write seconds are compared by their seconds: a second "ok" of the same
+    minute in a later export is a new message."""
+    _ios_zip(tmp_path / "one", "[04.03.24, 09:16:10] Bob: ok\r\n")
+    _ios_zip(tmp_path / "two", "[04.03.24, 09:16:10] Bob: ok\r\n[04.03.24, 09:16:50] Bob: ok\r\n")
+    _ingest(vault, tmp_path / "one")
+    assert _ingest(vault, tmp_path / "two")[:2] == (1, 1)
+
+
+def test_phone_language_changed_between_exports(tmp_path: Path, vault: Path) -> None:
+    """English, then German: "<Medien ausgeschlossen>" is the "<Media omitted>" the note holds,
+    "Diese Nachricht wurde gelöscht." its "This message was deleted"; the note keeps its text.
+    Two media of one minute stay two."""
+    write(
+        tmp_path / "en",
+        "WhatsApp Chat with Family.txt",
+        "04/03/2024, 09:15 - Alice: Good morning!\n04/03/2024, 09:16 - Bob: <Media omitted>\n"
+        "04/03/2024, 09:16 - Bob: <Media omitted>\n04/03/2024, 09:17 - Alice: This message was deleted\n",
+    )
+    write(
+        tmp_path / "de",
+        "WhatsApp Chat mit Family.txt",
+        "04.03.24, 09:15 - Alice: Good morning!\n04.03.24, 09:16 - Bob: <Medien ausgeschlossen>\n"
+        "04.03.24, 09:16 - Bob: <Medien ausgeschlossen>\n04.03.24, 09:16 - Bob: <Medien ausgeschlossen>\n"
+        "04.03.24, 09:17 - Alice: Diese Nachricht wurde gelöscht.\n",
+    )
+    _ingest(vault, tmp_path / "en")
+    day = "sources/chat/whatsapp/family/2024-03-04.md"
+    before = _held(vault, day)
+    added, known, _ = _ingest(vault, tmp_path / "de")
+    assert (added, known) == (1, 4)  # the third media of 09:16 is new
+    after = _held(vault, day)
+    assert after[: len(before)] == before or set(before) <= set(after)
+    assert [m[3] for m in after].count("<Medien ausgeschlossen>") == 1
