@@ -221,3 +221,51 @@ def test_a_text_passed_over_quickly_holds_no_numeric_date() -> None:
         skipped = day_numbers._DIGIT_SEP_DIGIT.search(text) is None
         assert not (skipped and day_numbers._NUMERIC.search(text)), text
     assert day_numbers.numeric_dates("x ٢٣/٤ y", "dmy") == [(4, 23, None)]
+
+
+def test_a_score_names_no_day_and_a_year_first_date_does(vault: Path) -> None:
+    """ "Scored 11/15 on the quiz" is a score, no 15 November, though a "quiz on 11/15" is that
+    day; "2024/04/23" and "2024.04.23" (year first) name 23 April 2024."""
+    write_chat(
+        vault,
+        "2024-10-20",
+        [
+            ("Alice Chen", "I scored 11/15 on the quiz, not bad for a first try."),
+            ("Bob Stone", "Only 11/15 tests passed on the release branch."),
+            ("Dana Whitfield", "The next quiz on 11/15 covers the harbour history."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-04-02",
+        [
+            ("Marco Ruiz", "Launch party booked for 2024/04/23 at the harbour."),
+            ("Alice Chen", "Berlin confirms the release for 2024.04.23 as planned."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        november = _contents(memory, "What happened on 15 November?", datetime(2024, 12, 1))
+        assert any("quiz on 11/15" in c for c in november), november
+        assert not any("scored 11/15" in c or "tests passed" in c for c in november), november
+        april = _contents(memory, "What happened on 23 April 2024?", MAY)
+        for said in ("2024/04/23", "2024.04.23"):
+            assert any(said in c for c in april), (said, april)
+
+
+def test_two_numbers_counted_by_their_words_are_no_day() -> None:
+    """A word announcing a count before two numbers, or one naming what they count after,
+    makes a score or a fraction of them; a year, or no such word, leaves them a day; a year
+    first is read year, month, day."""
+    from vaultmind.retrieval.day_numbers import numeric_dates
+
+    for text in ("scored 11/15 on the quiz", "a score of 13/20", "Score: 17/20", "page 13/20", "p. 13/20",
+                 "got 14/20, ok", "11/15 tests passed", "4/5 stars", "13/20 points", "17/20 correct", "9/11",
+                 "page 3/4", "2024/13/01", "v2024.04.23"):  # fmt: skip
+        assert numeric_dates(text, "dmy") == [], text
+    assert numeric_dates("quiz on 11/15 at noon", "dmy") == [(11, 15, None)]
+    assert numeric_dates("scored\n11/15 was the day", "dmy") == [(11, 15, None)]  # not across lines
+    assert numeric_dates("11/15\nTests ran", "dmy") == [(11, 15, None)]
+    assert numeric_dates("scored 11/15/2024", "mdy") == [(11, 15, 2024)]  # a year: a date whatever the words
+    for text in ("2024/04/23", "2024.04.23", "2024/4/23"):
+        assert numeric_dates(text, "mdy") == [(4, 23, 2024)], text

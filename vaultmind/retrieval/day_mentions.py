@@ -18,7 +18,9 @@ read only where "May" is written with its capital ("all 23 may come" names no da
 not there yet.
 
 A day written in numbers ("23/04/2024", "23/4"; day or month first: `day_numbers`, the vault's
-`[time] date_order`) is found by its numbers in the postings, the same way.
+`[time] date_order`; year first, "2024/04/23", among the leaves its ISO date's numbers find) is
+found by its numbers in the postings, the same way; "scored 11/15", "13/20 points" are scores,
+no day.
 
 A day a leaf names by its number without its month ("the 23rd", "Tuesday 23rd") is the one its
 own date puts nearest (`day_ordinals`).
@@ -206,7 +208,7 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
             (leaf_id in found and names_day(days, text, written, pattern))
             or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
             or (leaf_id in ordinal and written is not None and names_by_ordinal(days, text, written))
-            or (leaf_id in numbered and _names_in_numbers(days, text, written, memory.config.date_order))
+            or ((leaf_id in numbered or leaf_id in found) and _names_in_numbers(days, text, written, memory.config.date_order))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
