@@ -264,8 +264,33 @@ def test_two_numbers_counted_by_their_words_are_no_day() -> None:
                  "page 3/4", "2024/13/01", "v2024.04.23"):  # fmt: skip
         assert numeric_dates(text, "dmy") == [], text
     assert numeric_dates("quiz on 11/15 at noon", "dmy") == [(11, 15, None)]
+    assert numeric_dates("the 24/10 match", "dmy") == [(10, 24, None)]  # a singular noun: that day's match
     assert numeric_dates("scored\n11/15 was the day", "dmy") == [(11, 15, None)]  # not across lines
     assert numeric_dates("11/15\nTests ran", "dmy") == [(11, 15, None)]
     assert numeric_dates("scored 11/15/2024", "mdy") == [(11, 15, 2024)]  # a year: a date whatever the words
     for text in ("2024/04/23", "2024.04.23", "2024/4/23"):
         assert numeric_dates(text, "mdy") == [(4, 23, 2024)], text
+
+
+def test_a_weeks_days_are_looked_up_once_a_month_not_once_a_day(vault: Path) -> None:
+    """The leaves naming a week's days are looked up in the postings once for the days of each
+    month (their days and month, their ISO dates' numbers), not once for each day: a week costs
+    about what a day does, whatever the vault's size; and the leaves found are the same."""
+    write_chat(vault, "2024-04-10", [("Alice Chen", "Launch on 17 April, review on 2024-04-19.")])
+    write_chat(vault, "2024-04-12", [("Bob Stone", "Retro booked for 23/04/2024."), ("Dana Whitfield", "Party 2024/04/21.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        looked: list[list[list[str]]] = []
+        holding_all = memory.leaves.holding_all
+
+        def counted(groups: list[list[str]], limit: int, *, near: datetime) -> list[str]:
+            looked.append(groups)
+            return holding_all(groups, limit, near=near)
+
+        memory.leaves.holding_all = counted  # type: ignore[method-assign]
+        found = _contents(memory, "What happened last week?", datetime(2024, 4, 24, 12))  # 15-21 April
+        dated = [g for g in looked if any("april" in group or "2024" in group for group in g)]
+        assert len(dated) == 2, dated
+        for said in ("17 April", "2024-04-19", "2024/04/21"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("Retro" in c for c in found), found

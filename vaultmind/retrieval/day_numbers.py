@@ -12,8 +12,9 @@ time, any year's.
 Two numbers without a year are a score or a fraction, not a day, when their words say so
 (English, as the relative day words are): a word that announces a count or a result just
 before them ("scored 11/15", "a score of 13/20", "page 13/20", "rated 14/20", "got 17/20")
-or a word naming what is counted or how it went just after them ("11/15 tests passed",
-"13/20 points", "17/20 correct"). A written year makes a date of them whatever the words.
+or a plural naming what is counted, or "correct", "wrong", just after them ("11/15 tests
+passed", "13/20 points", "17/20 correct"; not a singular noun: "the 24/10 match" is that
+day's). A written year makes a date of them whatever the words.
 
 The leaves are found by their numbers in the lexical index's postings ("23/04/2024" is the
 terms "23", "04", "2024"), the `NUMBERS_LIMIT` written nearest the days (`day_mentions`)."""
@@ -41,13 +42,13 @@ _COUNT_BEFORE = re.compile(
     r"\.?(?:[ \t]+of)?[ \t]*[:=]?[ \t]*\Z",
     re.IGNORECASE,
 )
-# a word naming what two numbers count, or how it went, just after them ("11/15 tests", "4/5
-# stars", "17/20 correct"): a score or a fraction, not a day
+# a plural naming what two numbers count, or a word saying how they went, just after them ("11/15
+# tests", "4/5 stars", "17/20 correct"): a score or a fraction, not a day. Not a singular noun:
+# "the 24/10 match", "the 21/1 review" are that day's
 _COUNTED_AFTER = re.compile(
-    r"[ \t]*(?:(?:tests?|exams?|quiz(?:zes)?|questions?|answers?|points?|pts|stars?|marks?|votes?|goals?|shots?|games?"
-    r"|matches|match|tasks?|items?|problems?|exercises?|attempts?|tries|people|students?|members?|players?"
-    r"|participants?|respondents?|cases?|reviews?|checks?|steps?|pages?|chapters?|levels?|rounds?|cups?)"
-    r"|correct|right|wrong|done|complete|completed|passed|failed|solved|remaining|left)\b",
+    r"[ \t]*(?:tests|exams|quizzes|questions|answers|points|pts|stars|marks|votes|goals|shots|games|matches"
+    r"|tasks|items|problems|exercises|attempts|tries|people|students|members|players|participants"
+    r"|respondents|cases|reviews|checks|steps|pages|chapters|levels|rounds|correct|wrong)\b",
     re.IGNORECASE,
 )
 _COUNT_REACH = 40  # the characters before two numbers read for a word announcing a count
