@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from functools import cache
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -116,22 +117,26 @@ def _date_words(days: list[datetime]) -> list[tuple[list[list[str]], int, dateti
 
 
 def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
-    """A pattern for the dates that name one of `days` (any year, said or not): "23 April",
-    "23rd of Apr", "April 23rd, 2024", "2024-04-23" — built for the days asked, so a leaf is
-    searched for their own digits, not for every date."""
-    named: list[str] = []
-    iso: list[str] = []
-    for day in sorted({(d.month, d.day) for d in days}):
-        month = alternation(
-            sorted((n for n, k in MONTH_NUMBERS.items() if k == day[0]), key=len, reverse=True)
-        )
-        named.append(
-            rf"(?:{_NOT_IN_NUMBER_BEFORE}0?{day[1]}{_ORDINAL}(?:{_GAP}of)?{_GAP}(?:{month})\b\.?{_YEAR.format('y' + str(len(named)))}"
-            rf"|(?:{month})\.?{_GAP}0?{day[1]}{_ORDINAL}\b{_NOT_IN_NUMBER_AFTER}{_YEAR.format('z' + str(len(named)))})"
-        )
-        iso.append(f"{day[0]:02d}-{day[1]:02d}")
+    """A pattern for the dates of the months of `days` (any year, said or not): "23 April",
+    "23rd of Apr", "April 23rd, 2024", "2024-04-23" — built for the months asked, so a leaf is
+    searched for their names, not for every date's, and made once for every question about
+    them (a pattern made for the days asked cost a question about new days 3-8 ms to compile);
+    `names_day` keeps the days asked."""
+    return _months_pattern(tuple(sorted({d.month for d in days})))
+
+
+@cache
+def _months_pattern(months: tuple[int, ...]) -> re.Pattern[str]:
+    """`_days_pattern` of the days of `months` (month numbers), made once."""
+    names = alternation(sorted((n for n, k in MONTH_NUMBERS.items() if k in months), key=len, reverse=True))
+    day = rf"\d{{1,2}}{_ORDINAL}"
+    named = (
+        rf"(?:{_NOT_IN_NUMBER_BEFORE}{day}(?:{_GAP}of)?{_GAP}(?:{names})\b\.?{_YEAR.format('y')}"
+        rf"|(?:{names})\.?{_GAP}{day}\b{_NOT_IN_NUMBER_AFTER}{_YEAR.format('z')})"
+    )
+    iso = "|".join(f"{month:02d}" for month in months)
     return re.compile(
-        rf"\b(?:{'|'.join(named)})|(?<![-/.\w])(?P<iso>(?:19|20)\d{{2}})-(?:{'|'.join(iso)})\b(?![-/.]\w)",
+        rf"\b{named}|(?<![-/.\w])(?P<iso>(?:19|20)\d{{2}})-(?:{iso})-\d{{2}}\b(?![-/.]\w)",
         re.IGNORECASE,
     )
 
