@@ -296,3 +296,22 @@ def test_a_reused_vault_loses_the_lines_a_killed_save_benchmark_appended(tmp_pat
     assert again == vault and figures["reused"] is True
     assert first.read_bytes() == before[first]
     assert second.read_text(encoding="utf-8") == kept
+
+
+def test_the_walk_questions_ask_of_single_days_the_same_each_run() -> None:
+    """The walk bench asks of short windows, so it pays for the leaves that name a window's
+    days: a day by its date ("What happened on 6 April 2022?", within the generated notes'
+    years) and "yesterday" beside "last week" — the same questions for a seed."""
+    from datetime import datetime
+
+    from vaultmind.bench.search import walk_questions
+    from vaultmind.retrieval.day_mentions import window_days
+    from vaultmind.retrieval.timeparse import parse_time_window
+
+    asked = walk_questions(0, 40)
+    assert asked == walk_questions(0, 40)
+    windows = [w for q in asked if (w := parse_time_window(q, datetime(2026, 12, 7))) is not None]
+    single = [w for w in windows if len(window_days(w)) == 1]
+    assert len(single) >= 10, windows
+    assert any("yesterday" in w.text for w in single) and any(2019 <= w.start.year <= 2025 for w in single), single
+    assert any(len(window_days(w)) == 7 for w in windows), windows  # "last week"

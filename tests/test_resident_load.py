@@ -18,7 +18,7 @@ from vaultmind.index.resident import ResidentLeaves
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
-from .conftest import running_daemon, until, write
+from .conftest import running_daemon, until, write, write_chat
 
 # texts whose JSON needs escapes, that end on a brace, or hold characters beyond ASCII
 AWKWARD = [
@@ -223,3 +223,25 @@ def test_the_daemon_s_resident_rows_and_vectors_follow_a_watched_edit(serving: t
         assert [leaf for leaf, _ in reloaded] == [leaf for leaf, _ in served]
         assert [score for _, score in reloaded] == pytest.approx([score for _, score in served], abs=1e-3)
     assert served[0][0] in {leaf for leaf, row in expected.items() if "quokkarollback" in str(row["text"])}
+
+
+def test_leaves_holding_common_and_rare_words_are_the_same_either_way(vault: Path) -> None:
+    """`holding_all` merges a group's postings by a sort when few rows hold them and by a mask of
+    every row when many do (a week's relative day words): both give the leaves holding a word of
+    each group, each once; `texts` gives their texts without their metadata."""
+    from datetime import datetime
+
+    lines = [f"Tomorrow we ship batch {i}." for i in range(30)] + ["Harbour party tomorrow at ten.", "Harbour walk."]
+    lines += [f"Garden note {i}." for i in range(70)]  # more than 32 rows to each of the harbour's two
+    for day in range(2):  # a chat day holds up to 60 messages (their minutes)
+        write_chat(vault, f"2024-01-0{day + 2}", [("Alice Chen", line) for line in lines[day * 51 : (day + 1) * 51]])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        leaves = memory.leaves
+        near = datetime(2024, 1, 1)
+        common = leaves.holding_all([["tomorrow", "ship"]], 100, near=near)  # most rows: the mask
+        assert len(common) == len(set(common)) == 31
+        rare = leaves.holding_all([["harbour"]], 100, near=near)  # few rows: the sort
+        both = leaves.holding_all([["tomorrow", "ship"], ["harbour"]], 100, near=near)
+        assert len(rare) == 2 and both == [i for i in rare if i in common] and len(both) == 1
+        assert leaves.texts(both) == {both[0]: "Harbour party tomorrow at ten."}

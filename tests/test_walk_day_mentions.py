@@ -221,3 +221,88 @@ def test_a_text_passed_over_quickly_holds_no_numeric_date() -> None:
         skipped = day_numbers._DIGIT_SEP_DIGIT.search(text) is None
         assert not (skipped and day_numbers._NUMERIC.search(text)), text
     assert day_numbers.numeric_dates("x ٢٣/٤ y", "dmy") == [(4, 23, None)]
+
+
+def test_a_score_names_no_day_and_a_year_first_date_does(vault: Path) -> None:
+    """ "Scored 11/15 on the quiz" is a score, no 15 November, though a "quiz on 11/15" is that
+    day; "2024/04/23" and "2024.04.23" (year first) name 23 April 2024."""
+    write_chat(
+        vault,
+        "2024-10-20",
+        [
+            ("Alice Chen", "I scored 11/15 on the quiz, not bad for a first try."),
+            ("Bob Stone", "Only 11/15 tests passed on the release branch."),
+            ("Dana Whitfield", "The next quiz on 11/15 covers the harbour history."),
+        ],
+    )
+    write_chat(
+        vault,
+        "2024-04-02",
+        [
+            ("Marco Ruiz", "Launch party booked for 2024/04/23 at the harbour."),
+            ("Alice Chen", "Berlin confirms the release for 2024.04.23 as planned."),
+        ],
+    )
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        november = _contents(memory, "What happened on 15 November?", datetime(2024, 12, 1))
+        assert any("quiz on 11/15" in c for c in november), november
+        assert not any("scored 11/15" in c or "tests passed" in c for c in november), november
+        april = _contents(memory, "What happened on 23 April 2024?", MAY)
+        for said in ("2024/04/23", "2024.04.23"):
+            assert any(said in c for c in april), (said, april)
+
+
+def test_two_numbers_counted_by_their_words_are_no_day() -> None:
+    """A word announcing a count before two numbers, or one naming what they count after,
+    makes a score or a fraction of them; a year, or no such word, leaves them a day; a year
+    first is read year, month, day."""
+    from vaultmind.retrieval.day_numbers import numeric_dates
+
+    for text in ("scored 11/15 on the quiz", "a score of 13/20", "Score: 17/20", "page 13/20", "p. 13/20",
+                 "got 14/20, ok", "11/15 tests passed", "4/5 stars", "13/20 points", "17/20 correct", "9/11",
+                 "page 3/4", "2024/13/01", "v2024.04.23"):  # fmt: skip
+        assert numeric_dates(text, "dmy") == [], text
+    assert numeric_dates("quiz on 11/15 at noon", "dmy") == [(11, 15, None)]
+    assert numeric_dates("the 24/10 match", "dmy") == [(10, 24, None)]  # a singular noun: that day's match
+    assert numeric_dates("scored\n11/15 was the day", "dmy") == [(11, 15, None)]  # not across lines
+    assert numeric_dates("11/15\nTests ran", "dmy") == [(11, 15, None)]
+    assert numeric_dates("scored 11/15/2024", "mdy") == [(11, 15, 2024)]  # a year: a date whatever the words
+    for text in ("2024/04/23", "2024.04.23", "2024/4/23"):
+        assert numeric_dates(text, "mdy") == [(4, 23, 2024)], text
+
+
+def test_a_weeks_days_are_looked_up_once_a_month_not_once_a_day(vault: Path) -> None:
+    """The leaves naming a week's days are looked up in the postings once for the days of each
+    month (their days and month, their ISO dates' numbers), not once for each day: a week costs
+    about what a day does, whatever the vault's size; and the leaves found are the same."""
+    write_chat(vault, "2024-04-10", [("Alice Chen", "Launch on 17 April, review on 2024-04-19.")])
+    write_chat(vault, "2024-04-12", [("Bob Stone", "Retro booked for 23/04/2024."), ("Dana Whitfield", "Party 2024/04/21.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        looked: list[list[list[str]]] = []
+        holding_all = memory.leaves.holding_all
+
+        def counted(groups: list[list[str]], limit: int, *, near: datetime) -> list[str]:
+            looked.append(groups)
+            return holding_all(groups, limit, near=near)
+
+        memory.leaves.holding_all = counted  # type: ignore[method-assign]
+        found = _contents(memory, "What happened last week?", datetime(2024, 4, 24, 12))  # 15-21 April
+        dated = [g for g in looked if any("april" in group or "2024" in group for group in g)]
+        assert len(dated) == 2, dated
+        for said in ("17 April", "2024-04-19", "2024/04/21"):
+            assert any(said in c for c in found), (said, found)
+        assert not any("Retro" in c for c in found), found
+
+
+def test_the_dates_of_new_days_are_read_by_a_pattern_made_once_a_month() -> None:
+    """A question about new days of a month reads dates by the pattern made for that month (no
+    compile of a new one, 3-8 ms, for each new day asked), which names those days alone."""
+    from vaultmind.retrieval.day_mentions import _days_pattern
+
+    first, other = [datetime(2024, 4, 23)], [datetime(2024, 4, 2), datetime(2024, 4, 3)]
+    assert _days_pattern(first) is _days_pattern(other)
+    for text in ("on 23 April", "April 23rd, 2024", "2024-04-23"):
+        assert names_day(first, text, MAY) and not names_day(other, text, MAY), text
+    assert names_day(other, "the 3rd of April", MAY) and not names_day(first, "April 2024", MAY)

@@ -10,6 +10,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from vaultmind.bench.figures import MB, Progress, latency, no_progress
 from vaultmind.bench.processes import peak_rss
 from vaultmind.bench.vaults import vault_config, vault_seed
 from vaultmind.bench.vocabulary import bench_queries, build_vocabulary
+from vaultmind.calendar_names import MONTHS
 from vaultmind.config import load_config
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import matrix_of
@@ -59,21 +61,28 @@ def bench_query(
 
 
 def walk_questions(seed: int = 0, count: int = 40) -> list[str]:
-    """Questions in the shapes people ask a memory: a person and a topic, a topic and a time,
-    a name alone, plain words (from `vocabulary.bench_queries` and the vault's people)."""
+    """Questions in the shapes people ask a memory: a person and a topic, a topic and a time
+    (last week, a month, yesterday), a day ("What happened on 14 March 2023?": a window short
+    enough that the leaves naming its days are looked for too), a name alone, plain words (from
+    `vocabulary.bench_queries` and the vault's people; the days within the generated notes' years)."""
     vocab = build_vocabulary(seed)
     rng = random.Random(f"vm-bench-walk:{seed}")
+    days = random.Random(f"vm-bench-walk-days:{seed}")  # apart: the other shapes' people as before
     shapes = (
         "What did {person} say about {q}?",
         "{q} last week",
         "When did {person} and {other} talk about {q}?",
         "{q}",
         "What happened with {q} in May 2023?",
+        "What happened on {day}?",
+        "What did {person} say about {q} yesterday?",
     )
     out = []
     for i, query in enumerate(bench_queries(seed, count)):
         person, other = rng.sample(vocab.people, 2)
-        out.append(shapes[i % len(shapes)].format(person=person, other=other, q=query))
+        day = date(2019, 1, 1) + timedelta(days=days.randrange(2200))
+        said = f"{day.day} {MONTHS[day.month - 1].title()} {day.year}"
+        out.append(shapes[i % len(shapes)].format(person=person, other=other, q=query, day=said))
     return out
 
 

@@ -150,10 +150,14 @@ class LeafRowStore:
         """Bytes held in memory (the offsets; the rows themselves are in the file)."""
         return sum(a.nbytes for a in (self._start, self._size, self._text_start, self._text_size))
 
+    def text(self, i: int) -> str:
+        """Row `i`'s text alone: one read, no metadata decoded."""
+        return self._scratch().read(int(self._text_start[i]), int(self._text_size[i])).decode()
+
     def row(self, i: int) -> dict[str, Any]:
         file = self._scratch()
         row: dict[str, Any] = json.loads(file.read(int(self._start[i]), int(self._size[i])))
-        row["text"] = file.read(int(self._text_start[i]), int(self._text_size[i])).decode()
+        row["text"] = self.text(i)
         if row.get("ts") is not None:
             row["ts"] = datetime.fromisoformat(row["ts"])
         return row

@@ -4,11 +4,12 @@ asks what happened that day and also what was said of it — "the launch is on 2
 in March, "Meeting 2024-04-23", "April 23rd" in a runbook. `walk` takes them in beside the
 window's own leaves (docs/ranking.md).
 
-A window of at most `MENTION_DAYS` days is looked for by its dates' words: for each of its
-days, the leaves holding its day ("23" or "23rd") and its month ("april" or "apr"), or its ISO
-date's three numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every
-leaf), the `SCAN_LIMIT` written nearest the window read to confirm that their text names the
-day: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
+A window of at most `MENTION_DAYS` days is looked for by its dates' words: for the days of
+each of its months at once (a week's seven days are one look-up, not seven), the leaves holding
+one of their days ("23" or "23rd") and their month ("april" or "apr"), or their ISO dates'
+numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every leaf), the
+`SCAN_LIMIT` written nearest them read to confirm that their text names one of the days — as
+many leaves read for a week as for a day, whatever the vault's size: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
 no part of a version, an amount or a time: not "2.23 April", "10:23 April"). A date said without its year
 is the one nearest the day the leaf was written (a plan's "23 April" written in March, a look
 back's written in May); in a leaf without a time, any year's. "May" is a stop word, kept out of
@@ -18,7 +19,9 @@ read only where "May" is written with its capital ("all 23 may come" names no da
 not there yet.
 
 A day written in numbers ("23/04/2024", "23/4"; day or month first: `day_numbers`, the vault's
-`[time] date_order`) is found by its numbers in the postings, the same way.
+`[time] date_order`; year first, "2024/04/23", among the leaves its ISO date's numbers find) is
+found by its numbers in the postings, the same way; "scored 11/15", "13/20 points" are scores,
+no day.
 
 A day a leaf names by its number without its month ("the 23rd", "Tuesday 23rd") is the one its
 own date puts nearest (`day_ordinals`).
@@ -40,6 +43,8 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from functools import cache
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 from vaultmind.calendar_names import MONTH_NUMBERS, alternation
@@ -55,7 +60,7 @@ if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
 
 MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leaves that name its days
-SCAN_LIMIT = 400  # of the leaves holding a day's words, those read to confirm they name it
+SCAN_LIMIT = 400  # of the leaves holding a window's days' words (of a month), those read to confirm they name one
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
 RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
 RELATIVE_LIMIT = 60  # of the leaves holding a relative day word on either side, those read
@@ -89,36 +94,49 @@ def window_days(window: TimeWindow) -> list[datetime]:
     return days
 
 
-def _date_words(day: datetime, single: bool) -> list[tuple[list[list[str]], int]]:
-    """The term groups a leaf naming `day` holds one of each of, each with how many such leaves
-    are read: its day and month, or its ISO date's numbers. A day of May ("may" is no term) by
-    its ordinal ("14th") alone, or by its number alone when the window is that one day, the
-    `BARE_LIMIT` written nearest it."""
-    months = sorted({t for name, number in MONTH_NUMBERS.items() if number == day.month for t in terms(name)})
-    ordinal = terms(f"{day.day}{suffix(day.day)}")
-    iso = ([[str(day.year)], [f"{day.month:02d}"], [f"{day.day:02d}"]], SCAN_LIMIT)
-    if months:
-        return [([sorted({str(day.day), *ordinal}), months], SCAN_LIMIT), iso]
-    return [([sorted({str(day.day), *ordinal}) if single else ordinal], BARE_LIMIT), iso]
+def _date_words(days: list[datetime]) -> list[tuple[list[list[str]], int, datetime]]:
+    """The term groups a leaf naming one of `days` holds one of each of, each with how many such
+    leaves are read and the day they are read nearest: for the days of each month, their days
+    and their month ("23" or "23rd", and "april" or "apr"), or their ISO dates' numbers — one
+    look-up of the postings for a week's days, not one for each, and as many leaves read for a
+    week as for a day. Days of May ("may" is no term) by their ordinals ("14th") alone, or by
+    the number too when the window is that one day, the `BARE_LIMIT` written nearest them."""
+    out: list[tuple[list[list[str]], int, datetime]] = []
+    for (year, month), held in groupby(sorted(days), key=lambda d: (d.year, d.month)):
+        same = list(held)
+        near = same[len(same) // 2]
+        months = sorted({t for name, number in MONTH_NUMBERS.items() if number == month for t in terms(name)})
+        ordinals = sorted({t for d in same for t in terms(f"{d.day}{suffix(d.day)}")})
+        numbers = sorted({str(d.day) for d in same} | set(ordinals))
+        if months:
+            out.append(([numbers, months], SCAN_LIMIT, near))
+        else:
+            out.append(([numbers if len(days) == 1 else ordinals], BARE_LIMIT, near))
+        out.append(([[str(year)], [f"{month:02d}"], sorted({f"{d.day:02d}" for d in same})], SCAN_LIMIT, near))
+    return out
 
 
 def _days_pattern(days: list[datetime]) -> re.Pattern[str]:
-    """A pattern for the dates that name one of `days` (any year, said or not): "23 April",
-    "23rd of Apr", "April 23rd, 2024", "2024-04-23" — built for the days asked, so a leaf is
-    searched for their own digits, not for every date."""
-    named: list[str] = []
-    iso: list[str] = []
-    for day in sorted({(d.month, d.day) for d in days}):
-        month = alternation(
-            sorted((n for n, k in MONTH_NUMBERS.items() if k == day[0]), key=len, reverse=True)
-        )
-        named.append(
-            rf"(?:{_NOT_IN_NUMBER_BEFORE}0?{day[1]}{_ORDINAL}(?:{_GAP}of)?{_GAP}(?:{month})\b\.?{_YEAR.format('y' + str(len(named)))}"
-            rf"|(?:{month})\.?{_GAP}0?{day[1]}{_ORDINAL}\b{_NOT_IN_NUMBER_AFTER}{_YEAR.format('z' + str(len(named)))})"
-        )
-        iso.append(f"{day[0]:02d}-{day[1]:02d}")
+    """A pattern for the dates of the months of `days` (any year, said or not): "23 April",
+    "23rd of Apr", "April 23rd, 2024", "2024-04-23" — built for the months asked, so a leaf is
+    searched for their names, not for every date's, and made once for every question about
+    them (a pattern made for the days asked cost a question about new days 3-8 ms to compile);
+    `names_day` keeps the days asked."""
+    return _months_pattern(tuple(sorted({d.month for d in days})))
+
+
+@cache
+def _months_pattern(months: tuple[int, ...]) -> re.Pattern[str]:
+    """`_days_pattern` of the days of `months` (month numbers), made once."""
+    names = alternation(sorted((n for n, k in MONTH_NUMBERS.items() if k in months), key=len, reverse=True))
+    day = rf"\d{{1,2}}{_ORDINAL}"
+    named = (
+        rf"(?:{_NOT_IN_NUMBER_BEFORE}{day}(?:{_GAP}of)?{_GAP}(?:{names})\b\.?{_YEAR.format('y')}"
+        rf"|(?:{names})\.?{_GAP}{day}\b{_NOT_IN_NUMBER_AFTER}{_YEAR.format('z')})"
+    )
+    iso = "|".join(f"{month:02d}" for month in months)
     return re.compile(
-        rf"\b(?:{'|'.join(named)})|(?<![-/.\w])(?P<iso>(?:19|20)\d{{2}})-(?:{'|'.join(iso)})\b(?![-/.]\w)",
+        rf"\b{named}|(?<![-/.\w])(?P<iso>(?:19|20)\d{{2}})-(?:{iso})-\d{{2}}\b(?![-/.]\w)",
         re.IGNORECASE,
     )
 
@@ -183,9 +201,8 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
     if not days:
         return []
     found: set[str] = set()
-    for day in days:
-        for groups, limit in _date_words(day, len(days) == 1):
-            found.update(memory.leaves.holding_all(groups, limit, near=day))
+    for groups, limit, near in _date_words(days):
+        found.update(memory.leaves.holding_all(groups, limit, near=near))
     pattern = _days_pattern(days)
     ordinal, numbered = ordinal_candidates(memory, days), number_candidates(memory, days)
     ids = sorted(found | numbered | ordinal | _relative_candidates(memory, window, days))
@@ -197,16 +214,15 @@ def day_mentions(memory: MemoryView, window: TimeWindow, now: datetime) -> list[
         if (written is None or written <= now)
         and (leaf_id in found or leaf_id in numbered or _within_reach(window, written) or _within_reach(window, written, ORDINAL_REACH))
     ]
-    texts = memory.leaves.rows([leaf_id for leaf_id, _ in kept])
+    texts = memory.leaves.texts([leaf_id for leaf_id, _ in kept])
     named: list[tuple[float, str]] = []
     for leaf_id, written in kept:
-        row = texts.get(leaf_id)
-        text = (row["text"] or "") if row is not None else ""
+        text = texts.get(leaf_id) or ""
         if not (
             (leaf_id in found and names_day(days, text, written, pattern))
             or (written is not None and _within_reach(window, written) and _says_relatively(window, text, written))
             or (leaf_id in ordinal and written is not None and names_by_ordinal(days, text, written))
-            or (leaf_id in numbered and _names_in_numbers(days, text, written, memory.config.date_order))
+            or ((leaf_id in numbered or leaf_id in found) and _names_in_numbers(days, text, written, memory.config.date_order))
         ):
             continue
         distance = abs((written - window.start).total_seconds()) if written is not None else float("inf")
