@@ -86,12 +86,17 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     real = EntityDeriver._derive
 
     def counted(
-        self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any], known: Any = None
+        self: EntityDeriver,
+        con: duckdb.DuckDBPyConnection,
+        reg: Registry,
+        rows: Sequence[Any],
+        known: Any = None,
+        words: Any = None,
     ) -> Any:
         if stop and derived:
             raise _Stopped
         derived.append(len(rows))
-        return real(self, con, reg, rows, known)
+        return real(self, con, reg, rows, known, words)
 
     monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
     monkeypatch.setattr(EntityDeriver, "_derive", counted)
@@ -142,13 +147,18 @@ def test_an_ner_run_before_the_next_sync_rederives_in_committed_slices(
     stop = True
 
     def counted(
-        self: EntityDeriver, con: duckdb.DuckDBPyConnection, reg: Registry, rows: Sequence[Any], known: Any = None
+        self: EntityDeriver,
+        con: duckdb.DuckDBPyConnection,
+        reg: Registry,
+        rows: Sequence[Any],
+        known: Any = None,
+        words: Any = None,
     ) -> Any:
         if stop and derived:
             raise _Stopped
         if con.execute("SELECT count(*) FROM meta WHERE key = ?", [META_REDERIVING]).fetchone() != (0,):
             derived.append(len(rows))
-        return real(self, con, reg, rows, known)
+        return real(self, con, reg, rows, known, words)
 
     monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
     monkeypatch.setattr(EntityDeriver, "_derive", counted)

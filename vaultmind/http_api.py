@@ -16,6 +16,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import select
 import socket
 import threading
 import time
@@ -37,6 +38,7 @@ from vaultmind.errors import (
 from vaultmind.http_routes import PASSIVE, OnBatch, daemon_routes, refuse_stray_keys
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.memory import Memory
+from vaultmind.shared_answer import client_waits
 
 log = logging.getLogger(__name__)
 
@@ -149,6 +151,21 @@ class _LengthRequired(UsageError):
     """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
 
 
+def _still_connected(conn: socket.socket) -> bool:
+    """Whether the client of a request being answered still waits: False once it has closed the
+    connection or reset it (a client whose timeout passed). A client sends nothing more while it
+    waits, so a connection with something to read has either a next request (still there) or its
+    end (gone). A client that only shut down its sending side to wait is taken as gone, as the
+    HTTP servers that check for it do."""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return not readable or conn.recv(1, socket.MSG_PEEK) != b""
+    except ConnectionError:  # reset
+        return False
+    except (OSError, ValueError):  # a descriptor `select` cannot take (over its limit): answered, as before
+        return True
+
+
 def _error(exc: VaultmindError) -> dict[str, Any]:
     """The one error body every answer but 200 has: `{"error": {"code", "message", "path", "hint"}}`."""
     return {"error": exc.to_dict()}
@@ -209,6 +226,7 @@ def _make_handler(
                 self._answer(method)
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
                 log.debug("api: the client of %s %s left before its answer", method, self.path)
+                self.close_connection = True
             except TimeoutError:  # it sent part of its request, then nothing for SOCKET_TIMEOUT_S
                 log.debug("api: the client of %s %s stopped sending; its connection is closed", method, self.path)
                 self.close_connection = True
@@ -234,9 +252,11 @@ def _make_handler(
                     "the daemon is stopping", hint="run the command again in a moment: it then works without the daemon"
                 )))
                 return
+            asked = client_waits.set(lambda: _still_connected(self.connection))
             try:
                 self._route(method)
             finally:
+                client_waits.reset(asked)
                 requests.leave()
 
         def _route(self, method: str) -> None:

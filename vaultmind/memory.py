@@ -30,6 +30,7 @@ from vaultmind.index.tables import has_table
 from vaultmind.model import Progress, SyncStats
 from vaultmind.retrieval.dense import question_vector
 from vaultmind.retrieval.search import search
+from vaultmind.shared_answer import SharedAnswers
 from vaultmind.sync import Syncer
 from vaultmind.sync_load import relax_collector
 from vaultmind.vault.scan import IgnoreRules
@@ -77,7 +78,7 @@ class Memory:
         self.seal_lock = threading.Lock()  # one seal pass (`tree.view.maintain`) at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
-        self._status_lock = threading.Lock()  # one `status` at a time
+        self._status_answers: SharedAnswers[dict[str, Any]] = SharedAnswers()  # one `status` at a time, shared
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
@@ -404,8 +405,9 @@ class Memory:
         answers status every second to `bench`, while it loads). Under 16 MB instead of 32, and
         with the texts waiting for NER counted in parts of the hash space (`count_in_slices`),
         the two counts took +15–18 and +5–7 MB for a moment instead of +30 and +21 (in process).
-        Requests that come meanwhile wait for it rather than run beside it: a client that gave
-        up waiting while a load held the index had left several running at once.
+        Requests that come meanwhile wait for it rather than run beside it (a client that gave
+        up waiting while a load held the index had left several running at once), and share the
+        next answer; one whose client has left by then is not worked out (`SharedAnswers`).
 
         While the daemon starts (`loading`: its first reconcile and the warm-up's loads) the
         answer says so (`loading`, health `loading`) and leaves out the two counts that hash
@@ -418,12 +420,14 @@ class Memory:
         """
         from vaultmind.status import read_counts, status_report, with_daemon
 
-        with self._status_lock:
+        def work_out() -> dict[str, Any]:
             loading = self.loading
             counts, read = read_counts(self, loading=loading)
             if read:
                 self.serving_pool.evict()
-            report = status_report(self, counts, loading=loading, take_notice=take_notice)
+            return status_report(self, counts, loading=loading, take_notice=take_notice)
+
+        report = self._status_answers.ask(take_notice, work_out)
         if self.serving_report is not None:
             report = with_daemon(report, self.serving_report())
         return report

@@ -159,16 +159,21 @@ def _decide_gray(
 ) -> int:
     """Update the gray admission rows (of `content_hash`, or all) with `decide`'s decision, in
     one statement: a row at a time, each UPDATE read the whole table (at 50k notes, 44k gray
-    rows of 350k held the index's lock for minutes)."""
+    rows of 350k held the index's lock for minutes).
+
+    A row's breakdown (`signals`) is neither read nor written: a decision of a gray leaf
+    passes it on unchanged, and the UPDATE leaves it as it is. Read and parsed for each of 44k
+    gray rows it had lifted a daemon's memory by ~275 MB for seconds at its start-up, when
+    no Ollama answered and every gray leaf was decided by the rules at once."""
     rows = con.execute(
-        "SELECT DISTINCT leaf_id, note_path, content_hash, score, reason, signals FROM admission "
+        "SELECT DISTINCT leaf_id, note_path, content_hash, score, reason FROM admission "
         "WHERE decision = 'gray' AND (? IS NULL OR content_hash = ?) ORDER BY note_path, leaf_id",
         [content_hash, content_hash],
     ).fetchall()
     finals: dict[tuple[str, str, str], Decision] = {}
-    for leaf_id, note_path, leaf_hash, score, reason, signals in rows:
+    for leaf_id, note_path, leaf_hash, score, reason in rows:
         key = (str(leaf_id), str(note_path), str(leaf_hash))
-        finals.setdefault(key, decide(Decision("gray", float(score), str(reason), "cheap", json.loads(signals))))
+        finals.setdefault(key, decide(Decision("gray", float(score), str(reason), "cheap", {})))
     if not finals:
         return 0
     keys, decided = list(finals), list(finals.values())

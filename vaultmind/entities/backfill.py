@@ -18,8 +18,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from vaultmind.entities.common_words import NoteWords
 from vaultmind.entities.graph import EntityDeriver
-from vaultmind.entities.leaf_reads import LeafRow
+from vaultmind.entities.leaf_reads import LeafRow, note_words
+from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, store_spans
 from vaultmind.index.store import Index
 
@@ -84,10 +86,11 @@ def backfill_ner(
                 if index.generation != seen:  # another writer committed: leaves may have come or gone
                     again = partial(_leaves_holding, index.con, list(holders))
                     holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
+                words = _named_notes_words(index, fresh, holders)
                 with index.transaction(ner_step=True) as con:
                     store_spans(con, model, fresh)
                     rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
-                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows)
+                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows, words=words)
                 if waiting is not None and waiting[0] == seen:
                     index.keep_view(PENDING_VIEW + model, index.generation, waiting[1] - len(fresh))
                 seen = index.generation  # this commit's
@@ -95,6 +98,23 @@ def backfill_ner(
             if progress is not None:
                 progress("ner", done, total)
     return done
+
+
+def _named_notes_words(
+    index: Index, fresh: dict[str, list[RawSpan]], holders: dict[str, list[LeafRow]]
+) -> dict[str, NoteWords]:
+    """What the texts of each note where this step's model found names say of their words
+    (`leaf_reads.note_words`: a one-word name its note writes in lower case is a common word),
+    read before the step's transaction on one DuckDB thread under a small pool, the blocks it
+    read then dropped. No index holds the leaves' paths: the read meets much of the text column,
+    which inside the step had stayed in DuckDB's pool (at 50k notes +135 MB for 40 notes in
+    process, +51 MB under the small pool; in a daemon's catch-up a +75 MB spike at such steps)."""
+    named = sorted({row[1] for h, spans in fresh.items() if spans for row in holders.get(h, ())})
+    if not named:
+        return {}
+    words = index.small_pool_read(partial(note_words, index.con, named), FETCH_MEMORY_LIMIT)
+    index.drop_cached_blocks()
+    return words
 
 
 def _leaves_holding(con: duckdb.DuckDBPyConnection, hashes: Sequence[str]) -> dict[str, list[LeafRow]]:

@@ -44,6 +44,7 @@ import pyarrow as pa
 from vaultmind.config import Config
 from vaultmind.entities.catalog import OccRow, apply_entity_delta, refresh_entities
 from vaultmind.entities.changes import affected_leaves, changed_ids, registry_from_snapshot, registry_snapshot
+from vaultmind.entities.common_words import NoteWords
 from vaultmind.entities.edges import move_edges
 from vaultmind.entities.ids import key_of
 from vaultmind.entities.kinds import settle, settles
@@ -219,13 +220,16 @@ class EntityDeriver:
         ner_budget: int = 0,
         texts: Mapping[str, str] | None = None,
         rows: Sequence[LeafRow] | None = None,
+        words: Mapping[str, NoteWords] | None = None,
     ) -> None:
         """Bring the rows of `leaf_ids` up to date, and everything a registry change affects.
 
         At most `ner_budget` texts without a cached NER result are run through the model; the
         others are derived without NER for now and picked up by `backfill_ner`. `texts`: texts
         the caller has already read, by content hash (not read again); `rows`: every `leaves`
-        row of `leaf_ids`, as `_leaf_rows` gives them (not looked up again).
+        row of `leaf_ids`, as `_leaf_rows` gives them (not looked up again); `words`: what
+        notes' texts say of their words (`leaf_reads.note_words`), read already (a step of NER
+        reads them before its transaction, under a small pool: `backfill.backfill_ner`).
         """
         registry = load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold)
         signature = self.signature()
@@ -255,7 +259,7 @@ class EntityDeriver:
             clear(con)
             self._rederive(within(con), registry, signature)
         elif leaf_ids:
-            self.update_leaves(con, registry, leaf_ids, texts, rows)
+            self.update_leaves(con, registry, leaf_ids, texts, rows, words)
             self.last = {"mode": "leaves", "leaves": len(leaf_ids)}
         else:
             self.last = {"mode": "none", "leaves": 0}
@@ -319,15 +323,16 @@ class EntityDeriver:
         leaf_ids: Sequence[str],
         texts: Mapping[str, str] | None = None,
         rows: Sequence[LeafRow] | None = None,
+        words: Mapping[str, NoteWords] | None = None,
     ) -> None:
         """Re-derive the occurrences of `leaf_ids` and move edges and entities accordingly
-        (`texts`, `rows`: as `refresh`)."""
+        (`texts`, `rows`, `words`: as `refresh`)."""
         deleted = execute_with(
             con,
             "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface, read_as",
             rows=key_table(leaf_ids),
         ).fetchall()
-        columns, _ = self._derive(con, registry, _leaf_rows(con, leaf_ids) if rows is None else rows, texts)
+        columns, _ = self._derive(con, registry, _leaf_rows(con, leaf_ids) if rows is None else rows, texts, words)
         insert(con, "occurrences", OCC_SCHEMA, columns)
         reads = [str(r[3]) for r in deleted if r[3]] + [r for r in columns["read_as"] if r]
         moved = settle(con, sorted({key_of(r) for r in reads}))
@@ -359,6 +364,7 @@ class EntityDeriver:
         registry: Registry,
         rows: Sequence[LeafRow],
         known: Mapping[str, str] | None = None,
+        words: Mapping[str, NoteWords] | None = None,
     ) -> tuple[dict[str, list[Any]], dict[str, set[str]]]:
         """Occurrence columns for `rows`, and the entity set of each leaf id. A leaf's text is
         read only when its prepared mentions cannot be used and `known` (texts by content hash)
@@ -400,7 +406,8 @@ class EntityDeriver:
         )
         guessed = sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found})
         titles = note_titles(con, guessed)
-        words = note_words(con, guessed)
+        given = words or {}
+        words = {**given, **note_words(con, [path for path in guessed if path not in given])}
         for leaf_id, note_path, chash, author, ts in rows:
             mentions = found.get((leaf_id, note_path))
             if mentions is None:
