@@ -193,6 +193,7 @@ def _remote(
     if not progress:
         return remote(client)
     if daemon_shows_progress:
+        Handed.vault = config.vault
         said = f"vaultmind: the daemon at {client.base} is doing this; its progress shows in its own output…"
     else:
         said = (
@@ -206,6 +207,14 @@ def _remote(
         return remote(client)
     finally:
         notice.cancel()
+
+
+class Handed:
+    """The vault whose daemon this command handed long work to (a reindex, a sync, a flush),
+    if it did: that work goes on in the daemon when the command is interrupted, which Ctrl-C
+    must say (`cli/main.py`), not that it was left unfinished."""
+
+    vault: Path | None = None
 
 
 REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says what it waits for
