@@ -138,3 +138,14 @@ def test_a_reindex_interrupted_while_the_daemon_rebuilds_says_the_daemon_finishe
         held.let_go()
     assert code == 0 and data["joined"] is True and data["notes"] == 5, err
     assert _rebuilds(caplog) == 1
+
+
+def test_a_joined_flush_says_it_joined_the_one_running(capsys: pytest.CaptureFixture[str]) -> None:
+    from vaultmind.cli.tree import print_report
+    from vaultmind.tree.report import SealReport
+
+    print_report({**SealReport().to_dict(), "joined": True})
+    said = capsys.readouterr().out
+    assert said.startswith("vaultmind: the daemon was already running this flush; its report:\n"), said
+    print_report(SealReport().to_dict())
+    assert "already running" not in capsys.readouterr().out
