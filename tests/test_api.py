@@ -171,7 +171,7 @@ def test_every_wrong_request_gets_a_json_error_naming_what_to_fix_never_a_500(me
 
     try:
         wrong = [
-            (query("query_source", source_id=5), "'source_id' (--source-id on the command line) must be a string"),
+            (query("query_source", source_id=5), "'source_id' must be a string"),
             (query("query_source", source_id="slack:x", query=42), "'query' must be a string"),
             (query("search_entities", query="alice", kind=["person"]), "'kind' must be a string"),
             (query("walk", query="\ud800"), "'query' is not valid Unicode"),

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from vaultmind.client import find_daemon
-from vaultmind.mcp_server import McpServer, tool_definition
+from vaultmind.mcp_server import OWN_ARGUMENTS, McpServer, tool_definition
 from vaultmind.memory import Memory
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
 
@@ -131,9 +131,11 @@ def test_bytes_that_are_not_utf8_are_named_in_the_answer_and_every_answer_is_utf
 def test_the_tool_schema_names_every_argument_a_mode_takes() -> None:
     """A validating client refuses an argument the tool's schema does not name: a mode's
     argument added to `dispatch.ARGUMENTS` must be in the schema too, and the schema names none
-    that no mode takes."""
+    that no mode takes (but the server's own: how it tells the answer)."""
     properties = dict(tool_definition()["inputSchema"]["properties"])
     assert properties.pop("mode")["enum"] == list(MODES)
+    for own in OWN_ARGUMENTS:
+        properties.pop(own)
     assert set(properties) == {name for names in ARGUMENTS.values() for name in names}
 
 
@@ -289,7 +291,7 @@ def test_the_text_an_agent_reads_for_a_cited_walk_stays_within_the_budget_it_ask
     assert result["isError"] is False
     block, ids = (item["text"] for item in result["content"])
     full = result["structuredContent"]
-    assert len(full["hits"]) == 10 and len(json.dumps(full)) > 10 * len(block)  # what the text no longer carries
+    assert len(full["hits"]) == 10 and len(json.dumps(full)) > 5 * len(block)  # what the text no longer carries
     assert "Harbor Sports" in block and block == full["evidence"]
     assert len(block) <= budget * 4 + 200  # the block's own budget (and its note of what it left out)
     assert len(ids) <= 80 * len(full["hits"])  # ids only: a few tokens a hit
@@ -298,8 +300,8 @@ def test_the_text_an_agent_reads_for_a_cited_walk_stays_within_the_budget_it_ask
 
 def test_the_text_an_agent_reads_for_an_ingested_document_says_what_was_written_not_the_document(tmp_path: Path) -> None:
     """An `ingest_document`'s text was every leaf as JSON, with scores and links: the document
-    said back, larger than it was given. It says what was written; the leaves stay in
-    `structuredContent`."""
+    said back, larger than it was given, and `structuredContent` still is (1.4 MB for a 3.4 MB
+    document). Both say what was written, and the ids of its first leaves."""
     vault = boat_vault(tmp_path / "vault")
     body = "\n\n".join(f"Paragraph {n}: the harbour ferry leaves pier {n} at dawn, and the kayak racks open." for n in range(300))
     answers = _serve_lines(vault, [_call(1, mode="ingest_document", title="Harbour guide", body=body, source_id="agent:harbour")])
@@ -309,8 +311,8 @@ def test_the_text_an_agent_reads_for_an_ingested_document_says_what_was_written_
     full = result["structuredContent"]
     assert len(text) < 1000 < len(body), len(text)
     said = json.loads(text)
-    assert said["ingested"] == full["ingested"] and said["ingested"]["note"] == "sources/document/agent/harbour-guide.md"
-    assert said["ingested"]["leaves"] == len(full["hits"]) > 1 and said["link"] == full["hits"][0]["link"]
+    assert said == full and said["ingested"]["note"] == "sources/document/agent/harbour-guide.md"
+    assert said["ingested"]["leaves"] > 10 and len(said["first_leaves"]) == 10 and "harbour-guide" in said["link"]
 
 
 def test_the_tool_schema_says_what_each_mode_does_and_the_kinds_it_takes(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ the response's JSON, its `VaultmindError` the error the server answers with.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
@@ -26,6 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from vaultmind.errors import UsageError
+from vaultmind.http_joined import Joined
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 
@@ -187,9 +189,22 @@ def daemon_routes(
     on_batch: OnBatch | None, ready: Callable[[], bool], doing: Callable[[], str | None]
 ) -> dict[tuple[str, str], Route]:
     """Every route, as a running daemon answers them: its syncs and reindexes told to
-    `on_batch`, its health saying whether it is `ready` and, until then, what it is `doing`."""
+    `on_batch`, its health saying whether it is `ready` and, until then, what it is `doing`;
+    a reindex, whole-vault sync or flush asked for while the same one runs joins it."""
     routes = all_routes()
-    routes[("POST", "/v1/sync")] = lambda m, b: _sync(m, b, on_batch)
-    routes[("POST", "/v1/reindex")] = lambda m, b: _reindex(m, b, on_batch)
+    once = Joined()  # a repeated whole-vault request joins the one running (`http_joined`)
+    flush = routes[("POST", "/v1/flush")]
+
+    def sync(memory: Memory, body: dict[str, Any]) -> Any:
+        if body.get("paths") is not None:  # a sync of some notes: cheap, and never the same twice
+            return _sync(memory, body, on_batch)
+        return once.run(("sync", json.dumps(body, sort_keys=True)), lambda: _sync(memory, body, on_batch))
+
+    routes[("POST", "/v1/sync")] = sync
+    routes[("POST", "/v1/reindex")] = lambda m, b: once.run("reindex", lambda: _reindex(m, b, on_batch))
+    # (a flush's `at` is the asker's clock, a moment later at each retry: the same flush all the same)
+    routes[("POST", "/v1/flush")] = lambda m, b: once.run(
+        ("flush", json.dumps([b.get("all"), b.get("max_stale")])), lambda: flush(m, b)
+    )
     routes[("GET", "/v1/health")] = lambda m, b: _health(m, ready(), doing)
     return routes

@@ -4,8 +4,9 @@ The Model Context Protocol's stdio transport: one JSON-RPC 2.0 message per line 
 answer per line on stdout (ASCII: JSON's escapes for the rest), logs on stderr. The server answers `initialize`, `ping`,
 `tools/list` and `tools/call`; its one tool, `memory_tree`, takes a `mode` and that mode's
 arguments (`retrieval/dispatch.py`'s `ARGUMENTS`) and answers with the mode's JSON, as
-`POST /v1/query` does (as text, and as `structuredContent`; a walk asked with evidence answers
-as text with its cited block and its hits' ids only, the whole answer being `structuredContent`).
+`POST /v1/query` does, each hit as an agent uses it (`mcp_answers`: no score breakdown unless
+`scores` asks), as text and as `structuredContent` (a walk asked with evidence answers as text
+with its cited block and its hits' ids only). A call the client cancels is not answered.
 A mistake in the arguments is the tool's error (`isError`, with the message and its hint, so the
 agent can correct its call); a message that is not JSON-RPC, an unknown method or tool are
 protocol errors.
@@ -22,7 +23,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import IO, Any
 
@@ -30,6 +31,7 @@ from vaultmind import __version__
 from vaultmind.config import MAX_LIMIT
 from vaultmind.entities.ids import KINDS as ENTITY_KINDS
 from vaultmind.errors import VaultmindError
+from vaultmind.mcp_answers import agent_answer, hit_ids, ingested
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
 from vaultmind.retrieval.dispatch import ARGUMENTS, MAX_QUESTION_CHARS, MODES
 from vaultmind.retrieval.modes import MAX_DEPTH, SOURCE_KINDS
@@ -111,6 +113,14 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     "source_ref": {"type": "string", "description": "ingest_document: where it came from (a URL, an id)"},
 }
 
+# The server's own arguments, which no mode takes: how the answer is told
+OWN_ARGUMENTS: dict[str, dict[str, Any]] = {
+    "scores": {
+        "type": "boolean",
+        "description": "true: each hit also carries its score's breakdown (why it ranked), to debug a ranking; default false",
+    },
+}
+
 
 def tool_definition() -> dict[str, Any]:
     """The `memory_tree` tool as `tools/list` describes it: every mode, and which arguments each takes."""
@@ -133,6 +143,7 @@ def tool_definition() -> dict[str, Any]:
                     "description": "what to do — " + "; ".join(f"{mode}: {MODE_USES[mode]}" for mode in MODES),
                 },
                 **_ARGUMENT_SCHEMA,
+                **OWN_ARGUMENTS,
             },
             "required": ["mode"],
             "additionalProperties": False,
@@ -164,18 +175,26 @@ class McpServer:
                 except _Unread as exc:
                     lines.write(exc.answer)
                     continue
+                cancelled = _cancelled(message)
+                if cancelled is not None:  # the client gave up on a call: it gets no answer
+                    calls.cancel(cancelled)
+                    continue
                 lane = _lane(message)
                 if lane is None:
                     lines.write(self.answer_message(message))
                 else:
-                    calls.run(lane, partial(self._reply, message, lines))
+                    ident = message.get("id") if isinstance(message, dict) else None
+                    calls.run(lane, ident, partial(self._reply, message, lines, calls))
         if lines.broken is not None:
             raise lines.broken
 
-    def _reply(self, message: Any, lines: _Lines) -> None:
+    def _reply(self, message: Any, lines: _Lines, calls: _Calls) -> None:
         """Answer a tool call (or a batch holding one) on a calls' thread: an answer JSON cannot
-        hold is the call's failed answer (`_writable`), never no answer for the agent to wait for."""
+        hold is the call's failed answer (`_writable`), never no answer for the agent to wait for
+        — unless the client cancelled the call meanwhile (MCP: a cancelled request is not answered)."""
         answer = self.answer_message(message)
+        if isinstance(message, dict) and calls.dropped(message.get("id")):
+            return
         try:
             lines.write(answer)
         except (TypeError, ValueError):  # (nothing was written: the line is made before)
@@ -235,8 +254,8 @@ class McpServer:
             "capabilities": {"tools": {}},
             "serverInfo": {"name": "vaultmind", "version": __version__},
             "instructions": (
-                f"The memory of the Obsidian vault {self.vault_name!r}: call {TOOL} with mode 'walk', "
-                "a question as query and evidence true; cite the notes its hits name."
+                f"The memory of {f'the Obsidian vault {self.vault_name!r}' if self.vault_name else 'an Obsidian vault'}: "
+                f"call {TOOL} with mode 'walk', a question as query and evidence true; cite the notes its hits name."
             ),
         }
 
@@ -245,6 +264,9 @@ class McpServer:
         mode = args.pop("mode", None)
         if not isinstance(mode, str) or mode not in MODES:
             return _tool_error(f"'mode' must be one of: {', '.join(MODES)} (got {mode!r})")
+        scores = args.pop("scores", False)  # the server's own argument: no mode's
+        if not isinstance(scores, bool):
+            return _tool_error(f"'scores' must be true or false (got {scores!r})")
         try:
             answer = self.ask(mode, args)
         except VaultmindError as exc:
@@ -252,32 +274,15 @@ class McpServer:
         except Exception as exc:  # as a daemon's 500 reaches the agent: the tool's failed answer
             log.exception("mcp: %s failed", mode)
             return _tool_error(_failure(exc))
-        if isinstance(answer.get("evidence"), str):  # walk's cited block, as it reads, and the hits' ids
-            content = [{"type": "text", "text": answer["evidence"]}, {"type": "text", "text": json.dumps(_hit_ids(answer))}]
-        elif mode == "ingest_document":  # what was written, not the document said back
-            content = [{"type": "text", "text": json.dumps(_ingested(answer), ensure_ascii=False)}]
+        if mode == "ingest_document":  # what was written, not the document said back
+            told = ingested(answer)
+            return {"content": [{"type": "text", "text": json.dumps(told, ensure_ascii=False)}], "structuredContent": told, "isError": False}
+        told = agent_answer(answer, scores=scores)  # each hit as an agent uses it (`mcp_answers`)
+        if isinstance(told.get("evidence"), str):  # walk's cited block, as it reads, and the hits' ids
+            content = [{"type": "text", "text": told["evidence"]}, {"type": "text", "text": json.dumps(hit_ids(told))}]
         else:
-            content = [{"type": "text", "text": json.dumps(answer, ensure_ascii=False)}]
-        return {"content": content, "structuredContent": answer, "isError": False}
-
-
-def _hit_ids(answer: dict[str, Any]) -> dict[str, Any]:
-    """A walk asked with evidence, as the agent's text reads it beside the block: each hit's id
-    and kind, in rank order (the block's [n] is hits[n-1], for drill_down and fetch_leaves).
-    The whole answer — every hit's content, score and breakdown, ten times the block's budget
-    and more — is the structured content: the text a host hands its model stays within the
-    budget the agent asked for."""
-    hits = [{"node_id": hit["node_id"], "node_kind": hit["node_kind"]} for hit in answer.get("hits") or ()]
-    return {"hits": hits, "total": answer.get("total"), "truncated": answer.get("truncated")}
-
-
-def _ingested(answer: dict[str, Any]) -> dict[str, Any]:
-    """An `ingest_document`'s answer as the agent's text reads it: what was written (`ingested`:
-    its source id, note, whether it changed, its leaves' count, warnings) and a link to its first
-    leaf. Every leaf — the whole document with scores and links, more than its text — is the
-    structured content only."""
-    hits = answer.get("hits") or ()
-    return {"ingested": answer.get("ingested"), "link": hits[0].get("link") if hits else None}
+            content = [{"type": "text", "text": json.dumps(told, ensure_ascii=False)}]
+        return {"content": content, "structuredContent": told, "isError": False}
 
 
 class _Unread(Exception):
@@ -365,9 +370,40 @@ class _Calls:
             READ: ThreadPoolExecutor(MAX_CALLS, thread_name_prefix="vaultmind-mcp-read"),
             WRITE: ThreadPoolExecutor(1, thread_name_prefix="vaultmind-mcp-write"),
         }
+        self._lock = threading.Lock()
+        self._pending: dict[str, Future[None]] = {}  # by request id (`_key`): those not answered yet
+        self._cancelled: set[str] = set()  # of those, the ones the client cancelled while they ran
 
-    def run(self, lane: str, answer: Callable[[], None]) -> None:
-        self._lanes[lane].submit(_logged, answer)
+    def run(self, lane: str, ident: Any, answer: Callable[[], None]) -> None:
+        key = _key(ident)
+        with self._lock:
+            future = self._lanes[lane].submit(_logged, answer)
+            self._pending[key] = future
+        future.add_done_callback(lambda _: self._done(key, future))
+
+    def _done(self, key: str, future: Future[None]) -> None:
+        with self._lock:
+            if self._pending.get(key) is future:
+                del self._pending[key]
+                self._cancelled.discard(key)
+
+    def cancel(self, ident: Any) -> None:
+        """`notifications/cancelled` of the call `ident`: one still waiting for a thread never
+        runs (a document never written); one running runs on — a mode cannot be stopped midway
+        — and is not answered. A call answered already, or unknown, is let be (as MCP says)."""
+        key = _key(ident)
+        with self._lock:
+            future = self._pending.get(key)
+            if future is None:
+                return
+            self._cancelled.add(key)
+        if future.cancel():
+            log.debug("mcp: call %s cancelled before it ran", key)
+
+    def dropped(self, ident: Any) -> bool:
+        """Whether the call `ident`'s answer is to be dropped: the client cancelled it."""
+        with self._lock:
+            return _key(ident) in self._cancelled
 
     def __enter__(self) -> _Calls:
         return self
@@ -376,6 +412,19 @@ class _Calls:
         """Wait for the calls running (and, but when the server is interrupted, those waiting)."""
         for pool in self._lanes.values():
             pool.shutdown(wait=True, cancel_futures=kind is not None)
+
+
+def _key(ident: Any) -> str:
+    """A request id as a key: 1 and "1" are two ids (JSON-RPC keeps an id's type)."""
+    return json.dumps(ident)
+
+
+def _cancelled(message: Any) -> Any:
+    """The id of the call a `notifications/cancelled` names (`params.requestId`), else None."""
+    if not (isinstance(message, dict) and message.get("method") == "notifications/cancelled" and "id" not in message):
+        return None
+    params = message.get("params")
+    return params.get("requestId") if isinstance(params, dict) else None
 
 
 def _logged(answer: Callable[[], None]) -> None:

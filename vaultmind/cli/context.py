@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.output import Progress
 from vaultmind.errors import ConfigError, UsageError
+from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.client import DaemonClient
@@ -153,6 +154,7 @@ def _starting_daemon(config: Any) -> DaemonClient | None:
     pid = claim_holder(config)
     if pid is None:
         return None
+    _refuse_silent(config)
     start = read_start(config)
     state = starting_line(start) if start is not None else "starting"
     print(
@@ -162,6 +164,28 @@ def _starting_daemon(config: Any) -> DaemonClient | None:
         flush=True,
     )
     return await_address(config, STARTING_ADDRESS_S, holding=lambda: claim_holder(config) == pid)
+
+
+def _refuse_silent(config: Any) -> None:
+    """A `DaemonError` when the vault's daemon has published its address and runs, holding the
+    vault, yet its health check got no answer (`find_daemon` found none): it was called
+    "starting", waited for 60 s, and the command then failed on the index it holds, with a hint
+    to use the daemon it could not reach. It is said at once, with how to stop it."""
+    from vaultmind.client import published
+    from vaultmind.doctor import held_by_daemon
+    from vaultmind.errors import DaemonError
+
+    held = held_by_daemon(config)
+    if held is None or held.state != "warn":  # none, or starting (no address yet): waited for
+        return
+    client = published(config)
+    stop = command_line("stop", "--vault", config.vault)
+    raise DaemonError(
+        f"the daemon for {config.vault} (pid {held.pid}{f', {client.base}' if client else ''}) does not answer "
+        "its health check",
+        hint=f"it may be busy with a large change (its output says): ask again in a moment; if it stays silent, "
+        f"stop it: `{stop}` (or `kill {held.pid}`)",
+    )
 
 
 def _remote(
@@ -193,6 +217,7 @@ def _remote(
     if not progress:
         return remote(client)
     if daemon_shows_progress:
+        Handed.vault = config.vault
         said = f"vaultmind: the daemon at {client.base} is doing this; its progress shows in its own output…"
     else:
         said = (
@@ -206,6 +231,14 @@ def _remote(
         return remote(client)
     finally:
         notice.cancel()
+
+
+class Handed:
+    """The vault whose daemon this command handed long work to (a reindex, a sync, a flush),
+    if it did: that work goes on in the daemon when the command is interrupted, which Ctrl-C
+    must say (`cli/main.py`), not that it was left unfinished."""
+
+    vault: Path | None = None
 
 
 REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says what it waits for

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind import __version__
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.bench import add_bench_parser
-from vaultmind.cli.context import config_from_args, through_daemon_or_local
+from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
@@ -64,6 +64,11 @@ REBUILD_INTERRUPTED = (
     "run the same command again (or a sync) to finish"
 )
 """Said on Ctrl-C of a reindex, which empties the index's rows before it loads them again."""
+DAEMON_GOES_ON = (
+    "vaultmind: interrupted; the daemon for {vault} finishes the {work} it was given (`{status}` "
+    "shows it); running the same command again joins it rather than starting another"
+)
+"""Said on Ctrl-C of a reindex, sync or flush the daemon runs: it goes on without its client."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -119,6 +124,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
     any of them the interruption it is.
     """
     _CtrlC.seen = False  # of this command only: not one run before it in the same process
+    Handed.vault = None
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored, or someone's own
     ):
@@ -146,7 +152,12 @@ def by_ctrl_c(exc: BaseException) -> bool:
 
 
 def _interrupted(handler: Handler) -> int:
-    print(REBUILD_INTERRUPTED if handler is cmd_reindex else INTERRUPTED, file=sys.stderr)
+    if Handed.vault is not None:  # the daemon does the work, and finishes it
+        work = "rebuild" if handler is cmd_reindex else "work"
+        status = command_line("status", "--vault", Handed.vault)
+        print(DAEMON_GOES_ON.format(work=work, vault=Handed.vault, status=status), file=sys.stderr)
+    else:
+        print(REBUILD_INTERRUPTED if handler is cmd_reindex else INTERRUPTED, file=sys.stderr)
     return 130
 
 
@@ -301,6 +312,8 @@ def _whole_vault(args: argparse.Namespace, verb: str, route: str, apply: Callabl
     result = through_daemon_or_local(config, remote, local, progress=True, daemon_shows_progress=True)
     result["index_seconds"] = result.get("seconds", 0.0)
     result["seconds"] = round(time.perf_counter() - started, 3)
+    if result.get("joined") and not args.json:  # (another client's, or this command's before Ctrl-C)
+        print("vaultmind: the daemon was already running this; its answer:", file=sys.stderr)
     return _print_stats(args, result, verb, config.vault)
 
 

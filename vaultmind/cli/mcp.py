@@ -52,9 +52,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from vaultmind.mcp_server import McpServer
 
     config = _config_or_none(args)
-    # the name the tool's description gives, also of a vault named by $VAULTMIND_VAULT or the folder
-    named = args.vault or os.environ.get("VAULTMIND_VAULT") or Path.cwd()
-    vault_name = config.vault.name if config is not None else Path(named).expanduser().resolve().name
+    # the name `initialize`'s instructions give: also of a vault named (by --vault or
+    # $VAULTMIND_VAULT) but not set up yet; none when none is named or found (a host starting
+    # the server in / said "the Obsidian vault ''")
+    named = args.vault or os.environ.get("VAULTMIND_VAULT")
+    vault_name = config.vault.name if config is not None else Path(named).expanduser().resolve().name if named else ""
 
     def ask_mode(mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
         """A vault that is missing or not set up yet is each call's error, read again at the

@@ -225,10 +225,34 @@ def _evidence_budget(args: argparse.Namespace) -> int:
     return int(args.budget or EVIDENCE_BUDGET)
 
 
+# The command line's flags for the arguments it passes under another name
+_FLAGS = {
+    "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
+    "until": "--until", "start": "START", "end": "END",
+}  # fmt: skip
+
+
+def as_flags(exc: UsageError) -> UsageError:
+    """A mode's error as the command line says it: an argument it names ("'start' …", as an
+    agent or an API client wrote it) with the flag that set it beside it, "'start' (START on the
+    command line) …". The mode's answer, from a daemon or from here, names the argument only."""
+    for key, flag in _FLAGS.items():
+        named = f"'{key}'"
+        if exc.message.startswith(named + " "):
+            return UsageError(f"{named} ({flag} on the command line){exc.message[len(named):]}", path=exc.path, hint=exc.hint)
+    return exc
+
+
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:
     clean = {k: in_asker_zone(v) if k in TIMES else v for k, v in mode_args.items() if v is not None}
     config = config_from_args(args)
-    result = ask(config, mode, clean, progress=True)
+    try:
+        result = ask(config, mode, clean, progress=True)
+    except UsageError as exc:
+        named = as_flags(exc)
+        if named is exc:
+            raise
+        raise named from exc
     if args.json:
         emit(result)
     else:

@@ -176,6 +176,8 @@ def print_tree(result: dict[str, Any]) -> None:
 
 
 def print_report(result: dict[str, Any]) -> None:
+    if result.get("joined"):  # asked while the same flush ran (a retry after Ctrl-C): its report
+        print("vaultmind: the daemon was already running this flush; its report:")
     waited = result.get("waited_for")
     if waited is not None:  # the daemon's background pass was sealing: what you waited for
         print(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from vaultmind.arguments import whole_number
 from vaultmind.entities.fuzzy_names import FUZZY_CUTOFF, entity_names
 from vaultmind.entities.ids import (
     NAME_KINDS,
@@ -279,11 +280,9 @@ def entities_request(index: Index, body: dict[str, Any], *, vault_name: str = ""
         raise UsageError(f"unknown entities action {action!r}", hint=", ".join(ACTIONS))
     if body.get("kind") and action != "list":
         raise UsageError(f"`entities {action}` takes no kind", hint="a kind filters `list`")
-    limit = body.get("limit")
+    limit = whole_number(body.get("limit"), "'limit'", least=1)
     if limit is None:
         limit = DEFAULT_LIMITS.get(action, DEFAULT_LIMIT)
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
-        raise UsageError("limit must be a positive integer")
     if not has_table(index, "entities"):
         raise UsageError("this index has no entity tables yet", hint="run `vaultmind sync`")
     if action == "list":

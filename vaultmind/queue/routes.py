@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.arguments import whole_number
 from vaultmind.errors import UsageError
 
 if TYPE_CHECKING:
@@ -36,9 +37,7 @@ def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) 
 def retry_request(index: Index, body: dict[str, Any], *, vault: Path | None = None) -> dict[str, Any]:
     from vaultmind.queue.store import now_ms, retry
 
-    job_id = body.get("job_id")
-    if job_id is not None and (isinstance(job_id, bool) or not isinstance(job_id, int)):
-        raise UsageError("'job_id' must be an integer")
+    job_id = whole_number(body.get("job_id"), "'job_id'")
     failed = body.get("failed", True)
     deferred = body.get("deferred", False)
     if not isinstance(failed, bool) or not isinstance(deferred, bool):

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.arguments import whole_number
 from vaultmind.errors import UsageError
 from vaultmind.index.lexical import compatibility_folded, terms
 from vaultmind.retrieval import modes
@@ -141,17 +142,10 @@ _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {
 }
 
 
-# The command line's flags for the arguments it passes under another name
-_FLAGS = {
-    "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
-    "until": "--until", "start": "START", "end": "END",
-}  # fmt: skip
-
-
 def _name(key: str) -> str:
-    """An argument as an error names it: its key, and the flag that sets it when that differs."""
-    flag = _FLAGS.get(key)
-    return f"'{key}' ({flag} on the command line)" if flag else f"'{key}'"
+    """An argument as an error names it: its key, as the agent or the API client wrote it (the
+    command line puts its flag beside it: `cli/query.py`'s `as_flags`)."""
+    return f"'{key}'"
 
 
 def _str(args: dict[str, Any], key: str) -> str:
@@ -198,12 +192,8 @@ def _str_list(args: dict[str, Any], key: str) -> list[str]:
 
 
 def _int(args: dict[str, Any], key: str, default: int) -> int:
-    value = args.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-        raise UsageError(f"{_name(key)} must be a positive integer")
-    return value
+    value = whole_number(args.get(key), _name(key), least=1)
+    return default if value is None else value
 
 
 def _time(args: dict[str, Any], key: str, *, keep_offset: bool = False) -> datetime | None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from vaultmind.arguments import whole_number
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.shell import command_line
 from vaultmind.tree.buffers import buffer, tree_states
@@ -347,9 +348,9 @@ def route_flush(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
     flush_all = body.get("all", False)
     if not isinstance(flush_all, bool):
         raise UsageError("'all' must be true or false")
-    max_stale = body.get("max_stale", DEFAULT_MAX_STALE)
-    if isinstance(max_stale, bool) or not isinstance(max_stale, int) or max_stale < 0:
-        raise UsageError("'max_stale' must be a non-negative integer")
+    max_stale = whole_number(body.get("max_stale"), "'max_stale'", least=0)
+    if max_stale is None:
+        max_stale = DEFAULT_MAX_STALE
     return maintain(  # a long one shows in the daemon's output
         memory, now=parse_now(body.get("at")), flush_all=flush_all, max_stale=max_stale, progress=memory.syncer.progress
     ).to_dict()

@@ -21,6 +21,10 @@ export const QUESTION_CHARS = 2000;
 /** Longest text sent as a question for "related memory". */
 export const RELATED_QUERY_CHARS = 600;
 
+/** "Related memory" searches this many leaves for each note it shows (at most the API's 500). */
+export const RELATED_SEARCH_FACTOR = 4;
+export const RELATED_SEARCH_MAX = 500;
+
 /** How long a question (and a related-memory search) waits for the daemon's answer, as the CLI's client does. */
 export const QUESTION_TIMEOUT_MS = 30_000;
 
@@ -236,12 +240,29 @@ export function parseDaemon(text: string): Daemon {
 }
 
 /**
- * The link text Obsidian opens for a hit: its note and the block (`^m-…`, written `#^m-…` in a
- * link) or heading (`#Heading`) it sits under, as docs/vault-format.md writes anchors.
+ * A hit's place as a person reads it (the panel's label of a link): its note and the block
+ * (`^m-…`, written `#^m-…`) or heading (`#Heading`) it sits under, as docs/vault-format.md
+ * writes anchors. The panel opens `hitTarget`, never this text.
  */
 export function linkText(hit: Pick<Hit, "note_path" | "anchor">): string {
+  const { path, subpath } = hitTarget(hit);
+  return path.replace(/\.md$/i, "") + subpath;
+}
+
+/** The first (best) hit of each note but the one at `path`, in rank order. */
+export function bestOfEachNote(hits: Hit[], path: string): Hit[] {
+  const seen = new Set([path]);
+  return hits.filter((hit) => !seen.has(hit.note_path) && seen.add(hit.note_path));
+}
+
+/**
+ * Where a click on a hit opens: its note's path in the vault and the subpath in it (`#^m-…` for
+ * a block, `#Heading` for a heading, "" for the top), given to Obsidian apart. A link text
+ * joining them is read back up to its first `#`, `|` or `]`: the note "C# tips" opened as "C".
+ */
+export function hitTarget(hit: Pick<Hit, "note_path" | "anchor">): { path: string; subpath: string } {
   const anchor = hit.anchor ?? "";
-  return hit.note_path.replace(/\.md$/i, "") + (anchor && !anchor.startsWith("#") ? `#${anchor}` : anchor);
+  return { path: hit.note_path, subpath: anchor && !anchor.startsWith("#") ? `#${anchor}` : anchor };
 }
 
 /**
@@ -286,9 +307,22 @@ export function hostPort(host: string, port: number): string {
   return bare.includes(":") ? `[${bare}]:${port}` : `${bare}:${port}`;
 }
 
+/**
+ * Whether two absolute paths name the same folder as written: separators and a trailing one
+ * aside (the plugin resolves symlinks before it compares, where it can: `main.ts`).
+ */
+export function samePath(a: string, b: string): boolean {
+  const plain = (path: string) => path.replace(/\\/g, "/").replace(/(?<=.)\/+$/, "");
+  return plain(a) === plain(b);
+}
+
+/** A request that found no daemon at the address it had (refused, or a 401): asked again once, after `locate`. */
+const AGAIN = Symbol("again");
+
 /** A client of one vault's daemon. It finds the daemon again when it restarted (new port, token). */
 export class DaemonClient {
   private daemon: Daemon | null = null;
+  private checked: Daemon | null = null; // the daemon whose health named this vault
 
   constructor(
     private readonly readFile: ReadFile,
@@ -298,6 +332,8 @@ export class DaemonClient {
     private readonly questionTimeoutMs = QUESTION_TIMEOUT_MS,
     /** the time now, in ms since the epoch (a start record's age) */
     private readonly now: () => number = Date.now,
+    /** whether the folder a daemon serves (its health's `vault`) is this vault */
+    private readonly isThisVault: (served: string) => boolean | Promise<boolean> = (served) => samePath(served, vaultPath),
   ) {}
 
   // the status bar looks again only once its last look ends: one never answered would freeze it
@@ -315,13 +351,19 @@ export class DaemonClient {
     return this.call("POST", "/v1/query", body, this.questionTimeoutMs) as Promise<Hits>;
   }
 
-  /** Leaves of other notes that speak of what the note at `path` speaks of. */
+  /**
+   * Other notes that speak of what the note at `path` speaks of: each one's best leaf, up to
+   * `limit` notes. The search asks for several times as many leaves, as the note's own leaves
+   * and a long note's many leaves come first and are left out: asked for `limit + 5`, a note of
+   * 20 sections showed 5 hits of the 10 set, and another showed one note 5 times.
+   */
   async related(path: string, title: string, markdown: string, limit: number): Promise<Hits> {
     const query = relatedQuery(title, markdown);
     if (!query) return { hits: [], total: 0, truncated: false };
-    const found = (await this.call("POST", "/v1/search", { query, limit: limit + 5 }, this.questionTimeoutMs)) as Hits;
-    const hits = found.hits.filter((hit) => hit.note_path !== path).slice(0, limit);
-    return { hits, total: hits.length, truncated: found.truncated || found.hits.length > limit };
+    const asked = Math.min(RELATED_SEARCH_MAX, limit * RELATED_SEARCH_FACTOR + 10);
+    const found = (await this.call("POST", "/v1/search", { query, limit: asked }, this.questionTimeoutMs)) as Hits;
+    const hits = bestOfEachNote(found.hits, path).slice(0, limit);
+    return { hits, total: hits.length, truncated: found.truncated || found.hits.length > hits.length };
   }
 
   /** The daemon's address; a `Starting` while a live start record says it has none yet. */
@@ -339,7 +381,12 @@ export class DaemonClient {
     return parseDaemon(text);
   }
 
-  /** `timeoutMs`: how long the answer is waited for (else as long as the transport waits). */
+  /**
+   * `path`'s answer. A daemon found anew (at the first call, after a restart) is asked its
+   * health first: one serving another folder — its `daemon.json` came with a copy of this vault
+   * made while it ran — is not this vault's, as the command line says (`client.find_daemon`).
+   * `timeoutMs`: how long each answer is waited for (else as long as the transport waits).
+   */
   private async call(
     method: "GET" | "POST",
     path: string,
@@ -349,6 +396,38 @@ export class DaemonClient {
   ): Promise<unknown> {
     const daemon = this.daemon ?? (await this.locate());
     this.daemon = daemon;
+    if (this.checked !== daemon) {
+      const health = await this.send(daemon, "GET", "/v1/health", undefined, timeoutMs, again);
+      if (health === AGAIN) return this.call(method, path, body, timeoutMs, false);
+      await this.checkVault(health as Health);
+      this.checked = daemon;
+      if (method === "GET" && path === "/v1/health") return health;
+    }
+    const answer = await this.send(daemon, method, path, body, timeoutMs, again);
+    return answer === AGAIN ? this.call(method, path, body, timeoutMs, false) : answer;
+  }
+
+  /** Refuses a daemon whose health names another folder than this vault. */
+  private async checkVault(health: Health): Promise<void> {
+    const served = (health ?? {}).vault;
+    if (typeof served === "string" && (await this.isThisVault(served))) return;
+    this.daemon = null; // this vault's own, once started, rewrites daemon.json
+    throw new VaultmindError(
+      "vaultmind is not running for this vault",
+      `the daemon in ${DAEMON_FILE} serves ${String(served)} (this vault was copied or moved while it ran); ` +
+        `start this vault's in a terminal: ${serveCommand(this.vaultPath)}`,
+    );
+  }
+
+  /** One request to `daemon`; `AGAIN` when nothing answered there or the token is stale and `again` allows a second try. */
+  private async send(
+    daemon: Daemon,
+    method: "GET" | "POST",
+    path: string,
+    body: object | undefined,
+    timeoutMs: number | null,
+    again: boolean,
+  ): Promise<unknown> {
     const address = hostPort(daemon.host, daemon.port);
     const request: Request = {
       url: `http://${address}${path}`,
@@ -371,7 +450,7 @@ export class DaemonClient {
         );
       }
       this.daemon = null; // a daemon started since then listens elsewhere
-      if (again) return this.call(method, path, body, timeoutMs, false);
+      if (again) return AGAIN;
       throw new VaultmindError(
         `vaultmind does not answer at ${address} (${describe(error)})`,
         `it may have stopped: start it in a terminal: ${serveCommand(this.vaultPath)}`,
@@ -379,7 +458,7 @@ export class DaemonClient {
     }
     if (reply.status === 401 && again) {
       this.daemon = null; // the daemon restarted with a fresh token
-      return this.call(method, path, body, timeoutMs, false);
+      return AGAIN;
     }
     if (reply.status >= 400) throw answeredError(reply);
     try {

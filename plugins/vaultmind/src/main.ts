@@ -12,7 +12,7 @@ import {
   Setting,
   requestUrl,
 } from "obsidian";
-import { DaemonClient, POLL_MS, Reply, Request, StatusBar, selectionQuestion, statusBar } from "./api";
+import { DaemonClient, POLL_MS, Reply, Request, StatusBar, samePath, selectionQuestion, statusBar } from "./api";
 import { MemoryView, PanelSettings, VIEW_TYPE } from "./view";
 
 const DEFAULTS: PanelSettings = { limit: 10, related: true };
@@ -32,6 +32,9 @@ export default class VaultmindPlugin extends Plugin {
       async (path) => ((await adapter.exists(path)) ? adapter.read(path) : null),
       send,
       vaultPath,
+      undefined,
+      undefined,
+      async (served) => samePath(await realPath(served), await realPath(vaultPath)),
     );
     this.registerView(
       VIEW_TYPE,
@@ -91,6 +94,21 @@ export default class VaultmindPlugin extends Plugin {
 
   async saveSettings(): Promise<void> {
     await this.saveData(this.settings);
+  }
+}
+
+/**
+ * A folder's path with its symlinks resolved, through Node's fs where Obsidian has it (the
+ * desktop app, the only one with a folder a daemon can serve); as given elsewhere, or when it
+ * cannot be resolved. A vault opened through a symlink is the folder its daemon names.
+ */
+async function realPath(path: string): Promise<string> {
+  const node = (globalThis as { require?: (id: string) => unknown }).require;
+  const fs = node?.("fs") as { promises?: { realpath(path: string): Promise<string> } } | undefined;
+  try {
+    return (await fs?.promises?.realpath(path)) ?? path;
+  } catch {
+    return path;
   }
 }
 

@@ -3,8 +3,8 @@
  * paragraph), and below it the memory related to the note open in the editor.
  */
 
-import { ItemView, TFile, WorkspaceLeaf, debounce } from "obsidian";
-import { DaemonClient, Hit, Hits, VaultmindError, linkText } from "./api";
+import { ItemView, Notice, TFile, WorkspaceLeaf, debounce } from "obsidian";
+import { DaemonClient, Hit, Hits, VaultmindError, hitTarget, linkText } from "./api";
 
 export const VIEW_TYPE = "vaultmind-memory";
 
@@ -140,6 +140,22 @@ export class MemoryView extends ItemView {
     this.renderHits(box, found.hits, "Nothing else in your memory speaks of this note's subject.");
   }
 
+  /**
+   * Opens the hit's note at its block or heading: the file found by its path and the subpath
+   * given apart (`hitTarget`), never a link text, which a note named "C# tips" or "Plan | 2024"
+   * breaks (and an unresolved link text creates a note). A note gone since it was indexed (a
+   * rename the daemon has not seen yet) is said, and nothing is created.
+   */
+  private async open(hit: Hit, newTab: boolean): Promise<void> {
+    const { path, subpath } = hitTarget(hit);
+    const file = this.app.vault.getAbstractFileByPath(path); // (getFileByPath: Obsidian 1.5.7+ only)
+    if (!(file instanceof TFile)) {
+      new Notice(`${path} is no longer in the vault (renamed or deleted since it was indexed)`);
+      return;
+    }
+    await this.app.workspace.getLeaf(newTab).openFile(file, { eState: subpath ? { subpath } : {} });
+  }
+
   private renderHits(box: HTMLElement, hits: Hit[], none: string): void {
     if (!hits.length) {
       box.createDiv({ cls: "vaultmind-note", text: none });
@@ -153,7 +169,7 @@ export class MemoryView extends ItemView {
       link.setAttr("aria-label", `Open ${linkText(hit)}`);
       link.addEventListener("click", (event) => {
         event.preventDefault();
-        void this.app.workspace.openLinkText(linkText(hit), "", event.ctrlKey || event.metaKey);
+        void this.open(hit, event.ctrlKey || event.metaKey);
       });
       const said = [hit.author, day(hit.time_range.start)].filter(Boolean).join(" · ");
       if (said) head.createSpan({ cls: "vaultmind-hit-meta", text: said });

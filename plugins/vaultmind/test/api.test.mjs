@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DaemonClient, POLL_MS, POLL_WAITING_MS, START_FILE, START_FRESH_MS, Starting, VaultmindError, describeStatus, hostPort,
-  linkText, parseDaemon, relatedQuery, selectionQuestion, serveCommand, statusBar,
+  bestOfEachNote, hitTarget, linkText, parseDaemon, relatedQuery, samePath, selectionQuestion, serveCommand, statusBar,
 } from "../build/api.mjs";
 
 /** A client whose daemon.json is `daemon` and whose transport is `answer` (each request also kept in `seen`). */
@@ -60,7 +60,7 @@ test("a restarted daemon is found again: a refused request or a 401 reads daemon
     async (request) => {
       seen.push(`${request.url} ${request.headers.Authorization}`);
       if (request.url.includes(":1001")) return { status: 401, text: '{"error": {"message": "no"}}' };
-      return { status: 200, text: '{"pid": 2, "vault": "v", "ready": true}' };
+      return { status: 200, text: '{"pid": 2, "vault": "/v", "ready": true}' };
     },
     "/v",
   );
@@ -204,4 +204,49 @@ test("a daemon starting before its address is out is starting, with what it does
     status: 200, text: JSON.stringify({ ...READY, ready: false, doing: "reading the vault's notes 1,200/50,000" }),
   })).client);
   assert.equal(loading.tip, "the daemon is starting: reading the vault's notes 1,200/50,000; questions are answered once it is ready");
+});
+
+test("a daemon serving another folder is not this vault's: its daemon.json came with a copy made while it ran", async () => {
+  const other = { status: 200, text: JSON.stringify({ ...READY, vault: "/home/me/Notes" }) };
+  const { client, seen } = clientOf({ pid: 1, port: 8123, token: "t" }, () => other);
+  const bar = await statusBar(client);
+  assert.equal(bar.text, "memory: not running");
+  assert.equal(bar.nextPollMs, POLL_WAITING_MS);
+  assert.match(bar.tip, /serves \/home\/me\/Notes \(this vault was copied or moved while it ran\)/);
+  assert.match(bar.tip, /vaultmind serve --vault \/v$/);
+  await assert.rejects(client.ask("when is the launch?", 5), /not running for this vault/);
+  assert.ok(seen.every((request) => request.url.endsWith("/v1/health")), "nothing but its health asked of it");
+
+  const mine = clientOf({ pid: 1, port: 8123, token: "t" }, daemonAnswering(STATUS));
+  assert.equal((await statusBar(mine.client)).text, "memory: 3 notes");
+  await statusBar(mine.client);
+  assert.deepEqual(mine.seen.map((r) => new URL(r.url).pathname), ["/v1/health", "/v1/status", "/v1/health", "/v1/status"]);
+  assert.ok(samePath("/v/", "/v") && samePath("C:\\Notes\\", "C:/Notes") && !samePath("/v2", "/v") && samePath("/", "/"));
+  // the plugin's own comparison (symlinks resolved) decides
+  const linked = new DaemonClient(async () => '{"pid": 1, "port": 1, "token": "t"}', async () => other, "/v", 1000, Date.now, async (served) => served === "/home/me/Notes");
+  assert.equal((await linked.health()).vault, "/home/me/Notes");
+});
+
+test("a hit opens its note by path, its block or heading apart: names with # | [ ] ^ stay whole", () => {
+  assert.deepEqual(hitTarget({ note_path: "C# tips.md", anchor: "#Pattern matching" }), { path: "C# tips.md", subpath: "#Pattern matching" });
+  assert.deepEqual(hitTarget({ note_path: "Projects/Plan | 2024 [draft].md", anchor: "^m-1" }), { path: "Projects/Plan | 2024 [draft].md", subpath: "#^m-1" });
+  assert.deepEqual(hitTarget({ note_path: "a^b.md", anchor: null }), { path: "a^b.md", subpath: "" });
+  assert.equal(linkText({ note_path: "C# tips.md", anchor: "#Pattern matching" }), "C# tips#Pattern matching"); // a label only
+});
+
+test("related memory shows the number set, one hit a note, none of the note's own", async () => {
+  const hit = (note, n) => ({ node_id: `${note}-${n}`, note_path: note, anchor: null, content: "x", score: 1 });
+  const own = Array.from({ length: 6 }, (_, n) => hit("Long note.md", n));
+  const long = Array.from({ length: 5 }, (_, n) => hit("Budget.md", n));
+  const others = Array.from({ length: 12 }, (_, n) => hit(`Other ${n}.md`, 0));
+  const found = [...own.slice(0, 3), ...long, ...own.slice(3), ...others];
+  assert.deepEqual(bestOfEachNote(found, "Long note.md").map((h) => h.note_path).slice(0, 3), ["Budget.md", "Other 0.md", "Other 1.md"]);
+  const { client, seen } = clientOf({ pid: 1, port: 1, token: "t" }, (request) =>
+    request.url.endsWith("/v1/health") ? { status: 200, text: JSON.stringify(READY) } : { status: 200, text: JSON.stringify({ hits: found, total: found.length, truncated: false }) },
+  );
+  const related = await client.related("Long note.md", "Long note", "budget and harbor", 10);
+  assert.equal(related.hits.length, 10);
+  assert.equal(new Set(related.hits.map((h) => h.note_path)).size, 10);
+  assert.ok(!related.hits.some((h) => h.note_path === "Long note.md"));
+  assert.ok(JSON.parse(seen.at(-1).body).limit >= 40);
 });

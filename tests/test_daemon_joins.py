@@ -1,0 +1,151 @@
+"""Whole-vault work asked of the daemon again while it runs: the repeat joins the run, and a
+command interrupted while the daemon works says that the daemon finishes it."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vaultmind.client import find_daemon
+from vaultmind.http_joined import Joined
+from vaultmind.memory import Memory
+
+from .conftest import WAIT_S, run_main, write
+
+
+def _notes(vault: Path) -> None:
+    for n in range(5):
+        write(vault, f"Notes/n{n}.md", f"# Note {n}\n\nThe kayak trip number {n} went along the harbor.\n")
+
+
+def _rebuilds(caplog: pytest.LogCaptureFixture) -> int:
+    return sum(r.getMessage().startswith("api reindex:") for r in caplog.records)
+
+
+class _Held:
+    """The daemon's sync lock held by a thread of its own until `let_go`: a rebuild asked for
+    meanwhile waits for it (the lock is re-entrant: the thread that takes it must give it back)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self._taken, self._go = threading.Event(), threading.Event()
+        self._thread = threading.Thread(target=self._hold, args=(memory,))
+        self._thread.start()
+        assert self._taken.wait(WAIT_S)
+
+    def _hold(self, memory: Memory) -> None:
+        with memory.sync_lock:
+            self._taken.set()
+            self._go.wait(WAIT_S)
+
+    def let_go(self, after_s: float = 0.0) -> None:
+        threading.Timer(after_s, self._go.set).start()
+
+
+def test_reindexes_asked_for_while_one_runs_join_it(
+    vault: Path, daemon: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Four reindex requests (a user's Ctrl-C and retries, a script's retries on its timeout)
+    were four full rebuilds back to back; those that come while one runs now share its answer."""
+    _notes(vault)
+    caplog.set_level(logging.INFO, logger="vaultmind.daemon")
+    client = find_daemon(daemon.config)
+    assert client is not None
+    answers: list[dict[str, Any]] = []
+
+    def reindex() -> None:
+        answers.append(client.call("POST", "/v1/reindex", {}, timeout=WAIT_S))
+
+    held = _Held(daemon)  # the first rebuild starts, and waits for the lock
+    first = threading.Thread(target=reindex)
+    first.start()
+    time.sleep(1.0)
+    repeats = [threading.Thread(target=reindex) for _ in range(3)]
+    for thread in repeats:
+        thread.start()
+    held.let_go(after_s=1.0)
+    for thread in (first, *repeats):
+        thread.join(WAIT_S)
+    assert len(answers) == 4
+    assert sorted(bool(a.get("joined")) for a in answers) == [False, True, True, True]
+    assert {a["notes"] for a in answers} == {5}
+    assert _rebuilds(caplog) == 1
+    client.call("POST", "/v1/reindex", {}, timeout=WAIT_S)  # one asked once the run ended runs
+    assert _rebuilds(caplog) == 2
+
+
+def test_joined_work_shares_its_failure_and_different_work_runs_on_its_own() -> None:
+    joined = Joined()
+    started, release = threading.Event(), threading.Event()
+    runs: list[str] = []
+    got: dict[str, Any] = {}
+
+    def failing() -> dict[str, Any]:
+        runs.append("flush")
+        started.set()
+        release.wait(WAIT_S)
+        raise RuntimeError("disk full")
+
+    def ask(name: str, key: str, work: Any) -> None:
+        try:
+            got[name] = joined.run(key, work)
+        except RuntimeError as exc:
+            got[name] = exc
+
+    first = threading.Thread(target=ask, args=("first", "flush", failing))
+    first.start()
+    assert started.wait(WAIT_S)
+    second = threading.Thread(target=ask, args=("second", "flush", failing))
+    second.start()
+    ask("other", "reindex", lambda: {"notes": 1})  # not the same work: not held by the flush
+    assert got["other"] == {"notes": 1}
+    time.sleep(0.3)
+    release.set()
+    first.join(WAIT_S)
+    second.join(WAIT_S)
+    assert runs == ["flush"] and str(got["first"]) == str(got["second"]) == "disk full"
+    assert joined.run("flush", lambda: {"sealed": []}) == {"sealed": []}  # the next one runs
+
+
+def test_a_reindex_interrupted_while_the_daemon_rebuilds_says_the_daemon_finishes_it(
+    vault: Path, daemon: Memory, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C of `vaultmind reindex` said "the rebuild did not finish … run the same command
+    again", while the daemon went on rebuilding: run again, it queued a second rebuild."""
+    _notes(vault)
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    caplog.set_level(logging.INFO, logger="vaultmind.daemon")
+    main_thread = threading.main_thread().ident
+    assert main_thread is not None and threading.current_thread() is threading.main_thread()
+    held = _Held(daemon)  # the daemon's rebuild waits: the command is still waiting when Ctrl-C comes
+    try:
+        ctrl_c = threading.Timer(1.5, lambda: signal.pthread_kill(main_thread, signal.SIGINT))
+        ctrl_c.start()
+        code, _, err = run_main(capsys, "reindex", "--vault", str(vault))
+        ctrl_c.join()
+        assert code == 130, err
+        assert "the daemon for" in err and "finishes the rebuild" in err and "status --vault" in err, err
+        assert "did not finish" not in err
+        held.let_go(after_s=1.0)
+        code, data, err = run_main(capsys, "reindex", "--vault", str(vault), "--json")
+    finally:
+        held.let_go()
+    assert code == 0 and data["joined"] is True and data["notes"] == 5, err
+    assert _rebuilds(caplog) == 1
+
+
+def test_a_joined_flush_says_it_joined_the_one_running(capsys: pytest.CaptureFixture[str]) -> None:
+    from vaultmind.cli.tree import print_report
+    from vaultmind.tree.report import SealReport
+
+    print_report({**SealReport().to_dict(), "joined": True})
+    said = capsys.readouterr().out
+    assert said.startswith("vaultmind: the daemon was already running this flush; its report:\n"), said
+    print_report(SealReport().to_dict())
+    assert "already running" not in capsys.readouterr().out

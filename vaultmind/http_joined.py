@@ -1,0 +1,47 @@
+"""Whole-vault work a daemon is asked for twice at once, done once.
+
+A reindex, a sync of the whole vault or a flush takes seconds to minutes, and the daemon goes
+on with it when its client leaves (the server only notices a client gone when it answers).
+A user who presses Ctrl-C and runs the command again, or a script that retries on its
+timeout, queued one more full run behind the first each time: four interrupted reindexes were
+four rebuilds back to back. A request for the same work while it runs now joins it: it waits
+for that run and answers with its result, marked `joined`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any
+
+
+class Joined:
+    """The whole-vault work running now, by what it is (`key`): a request for work already
+    running waits for it and shares its answer, instead of running it again after it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[Hashable, Future[dict[str, Any]]] = {}
+
+    def run(self, key: Hashable, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """`work()`'s answer; when the same work (`key`) is running, that run's answer (or its
+        error), marked `"joined": true`, once it ends."""
+        with self._lock:
+            running = self._running.get(key)
+            if running is None:
+                mine: Future[dict[str, Any]] = Future()
+                self._running[key] = mine
+        if running is not None:
+            return {**running.result(), "joined": True}
+        try:
+            answer = work()
+        except BaseException as exc:
+            mine.set_exception(exc)
+            raise
+        else:
+            mine.set_result(answer)
+            return answer
+        finally:
+            with self._lock:
+                del self._running[key]
