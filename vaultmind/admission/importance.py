@@ -11,7 +11,8 @@ closed, when a try found none) → the worker pool runs `without_llm` instead of
 gray leaf is decided by the rules, its score against the middle of the band (`decide.by_rules`;
 the reason says "LLM not reachable … admission by rules"), as with `[admission] llm = false`:
 nothing waits, and status tells it as information, not as a degraded queue. That decision is not cached: a cold
-rebuild asks again. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
+rebuild asks again; and it is provisional (`PROVISIONAL`): once a model answers, `reask` asks
+about it, a bounded pass at a time. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
 A model that answers without usable JSON is a result too: it is cached, and the leaf is
 decided by its cheap score.
 """
