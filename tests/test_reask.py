@@ -5,6 +5,7 @@ same port (as an Ollama installed or started later)."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -22,6 +23,7 @@ from vaultmind.queue.workers import WorkerPool
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.view import maintain, tree_view
 
+from .conftest import running_daemon, until
 from .test_admission import BORDERLINE, SUBSTANTIVE, chat_note, make_config
 
 CHAT = "sources/chat/slack/acme/general/2024-03-04.md"
@@ -222,3 +224,24 @@ def test_no_reask_with_a_cap_of_zero_and_a_bad_cap_is_refused(vault: Path) -> No
     for bad in (-1, 1.5, True, "10"):
         with pytest.raises(ConfigError, match="reask_per_pass"):
             Policy.from_extra({"admission.reask_per_pass": bad}, "m")
+
+
+@pytest.mark.slow
+def test_the_daemon_asks_again_a_pass_at_each_start(vault: Path) -> None:
+    """The real daemon, started once Ollama is there: its workers' first pass asks the newest
+    two (`reask_per_pass = 2`) and no more; stopped and started again, the next pass asks the
+    other two."""
+    port = free_port()
+    memory, _ = decided_by_rules(vault, port, per_pass=2)
+    memory.close()
+    config = reask_config(vault, port, per_pass=2)
+    with FakeOllama(responder=judge, port=port) as fake:
+        with running_daemon(config) as (memory, _daemon):
+            assert until(lambda: len(asked(fake)) == 2)
+            assert until(lambda: memory.status()["admission"]["by_rules"] == 2)
+            time.sleep(1.5)  # the workers poll every second: nothing more is asked in this pass
+            assert asked(fake) == NEWEST_FIRST[:2]
+        with running_daemon(config) as (memory, _daemon):
+            assert until(lambda: memory.status()["admission"]["by_rules"] == 0)
+            assert asked(fake) == NEWEST_FIRST
+            assert decisions(memory)[KEPT_BY_RULES[0]] == ("dropped", "llm")

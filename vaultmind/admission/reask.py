@@ -135,7 +135,7 @@ def run(ctx: JobContext, job: Job) -> str | None:
         if asked and known_state(con) != ANSWERED:  # the probe heard a model: the rest of the pass
             _remember(con, ANSWERED)
             queued = enqueue(con, _jobs(con, model, policy.reask_per_pass - 1), now=ctx.clock())
-    note = f"asked again: {len(changed)} decision(s) changed, {resealed} in a summary"
+    note = f"asked again: {len(changed)} decision(s) changed" + ("; the summaries over them follow" if resealed else "")
     return note + (f"; a model answers: {queued} more queued" if queued else "")
 
 

@@ -257,25 +257,17 @@ def _admission_seen(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("INSERT INTO meta SELECT ?, value FROM meta WHERE key = ?", [ADMISSION_SEEN, ADMISSION_POLICY])
 
 
-def follow_admission(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> int:
+def follow_admission(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> bool:
     """Resolve again the summaries over leaves whose admission decision changed outside a sync
     (the LLM answered for a leaf the rules had decided), and those above them: a level-1
-    summary over a leaf now dropped turns stale, and is re-sealed without it. Returns how many
-    of the leaves are in a summary (most are in none: a dropped leaf was never buffered)."""
-    if not leaf_ids:
-        return 0
-    summarized = [
-        str(r[0])
-        for r in execute_with(
-            con,
-            """SELECT DISTINCT c FROM (SELECT unnest(children) AS c FROM summaries WHERE level = 1)
-               WHERE c IN (SELECT k FROM _rows) ORDER BY 1""",
-            rows=key_table(sorted(set(leaf_ids))),
-        ).fetchall()
-    ]
-    if summarized:
-        TreeDeriver().apply(con, summarized, [], rebuild=False)
-    return len(summarized)
+    summary over a leaf now dropped turns stale, and is re-sealed without it. Whether any of
+    the leaves is in a summary (most are in none: a gray leaf is never buffered before its
+    decision, a dropped one never)."""
+    ids = sorted(set(leaf_ids))
+    if not ids or not execute_with(con, _parents_sql(len(ids)), rows=key_table(ids)).fetchone():
+        return False  # (a leaf is a child of level-1 summaries only)
+    TreeDeriver().apply(con, ids, [], rebuild=False)
+    return True
 
 
 _FEW_CHILDREN = 64
