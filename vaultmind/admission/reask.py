@@ -37,6 +37,7 @@ from vaultmind.admission.importance import (
     repair_rows,
     store_answer,
 )
+from vaultmind.index.store import put_meta
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
@@ -77,8 +78,8 @@ def known_state(con: duckdb.DuckDBPyConnection) -> str | None:
 
 
 def _remember(con: duckdb.DuckDBPyConnection, state: str) -> None:
-    con.execute("DELETE FROM meta WHERE key = ?", [STATE_KEY])
-    con.execute("INSERT INTO meta VALUES (?, ?)", [STATE_KEY, state])
+    if known_state(con) != state:
+        put_meta(con, STATE_KEY, state)
 
 
 def wanted(con: duckdb.DuckDBPyConnection, config: Config) -> list[NewJob]:

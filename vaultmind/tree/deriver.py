@@ -38,6 +38,7 @@ import duckdb
 import pyarrow as pa
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
+from vaultmind.index.store import put_meta
 from vaultmind.model import WrittenNote
 from vaultmind.tree.note import children_digest, entity_id_of_link, is_vaultminds, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
@@ -165,15 +166,17 @@ class TreeDeriver:
                RETURNING id, note_path""",
             rows=key_table(written_paths),
         ).fetchall()
+        admission_changed = _admission_changed(con)
         if rebuild:
             affected = set(written_infos)
-        elif _admission_changed(con):  # every decision was taken again: every summary is resolved again
+        elif admission_changed:  # every decision was taken again: every summary is resolved again
             affected = set(written_infos) | {str(r[0]) for r in con.execute("SELECT note_path FROM summaries").fetchall()}
         else:
             affected = self._affected(
                 con, written_infos, written_paths, changed_paths, gone, removed_leaf_ids
             )
-        _admission_seen(con)
+        if admission_changed:
+            _admission_seen(con)
         infos = dict(written_infos)
         old = _rows_by_path(con, sorted(affected - set(written_infos)))
         for path, (fm_json, row) in old.items():
@@ -253,8 +256,12 @@ def _admission_changed(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _admission_seen(con: duckdb.DuckDBPyConnection) -> None:
-    con.execute("DELETE FROM meta WHERE key = ?", [ADMISSION_SEEN])
-    con.execute("INSERT INTO meta SELECT ?, value FROM meta WHERE key = ?", [ADMISSION_SEEN, ADMISSION_POLICY])
+    """Record the admission fingerprint the summaries were resolved under (when it changed)."""
+    policy = con.execute("SELECT value FROM meta WHERE key = ?", [ADMISSION_POLICY]).fetchone()
+    if policy is None:
+        con.execute("DELETE FROM meta WHERE key = ?", [ADMISSION_SEEN])
+    else:
+        put_meta(con, ADMISSION_SEEN, str(policy[0]))
 
 
 def follow_admission(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> bool:
