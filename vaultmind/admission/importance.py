@@ -249,7 +249,9 @@ def policy_of(config: Config) -> Policy:
     return Policy.from_extra(config.extra, config.ollama_chat_model)
 
 
-def run(ctx: JobContext, job: Job) -> str | None:
+def job_target(ctx: JobContext, job: Job) -> tuple[str, str, Policy] | str:
+    """(content hash, model, policy) of an admission job (this kind's or `reask`'s), or why it
+    is stale: the model, the prompt or `admission.llm` changed since it was enqueued."""
     try:
         payload = job.payload()
         content_hash = str(payload["content_hash"])
@@ -260,20 +262,35 @@ def run(ctx: JobContext, job: Job) -> str | None:
     policy = policy_of(ctx.config)
     if model != policy.llm_model or wanted_prompt != PROMPT_HASH or not policy.llm:
         return "stale: the model, the prompt or admission.llm changed since it was enqueued"
-    index = ctx.index
-    with index.lock:
-        answer = cached_answers(index.con, [content_hash], model).get(content_hash)
-        text = index.scalar(
-            """
+    return content_hash, model, policy
+
+
+def answer_and_text(ctx: JobContext, content_hash: str, model: str, rows: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The cached answer for this content, if any, and the text of a leaf of it among the rows
+    `rows` selects (None: no such row any more)."""
+    with ctx.index.lock:
+        answer = cached_answers(ctx.index.con, [content_hash], model).get(content_hash)
+        text = ctx.index.scalar(
+            f"""
             SELECT l.text FROM admission a JOIN leaves l ON l.id = a.leaf_id AND l.note_path = a.note_path
-            WHERE a.content_hash = ? AND a.decision = 'gray' ORDER BY a.note_path, a.leaf_id LIMIT 1
+            WHERE a.content_hash = ? AND {rows.format(t="a.")} ORDER BY a.note_path, a.leaf_id LIMIT 1
             """,
             [content_hash],
         )
+    return answer, None if text is None else str(text)
+
+
+def run(ctx: JobContext, job: Job) -> str | None:
+    target = job_target(ctx, job)
+    if isinstance(target, str):
+        return target
+    content_hash, model, policy = target
+    index = ctx.index
+    answer, text = answer_and_text(ctx, content_hash, model, GRAY)
     if answer is None:
         if text is None:
             return "target gone: no gray leaf has this content any more"
-        answer = ask(ctx, str(text))  # no Ollama there: the pool runs `without_llm` instead
+        answer = ask(ctx, text)  # no Ollama there: the pool runs `without_llm` instead
         note = None
     else:
         note = "answer was cached"

@@ -30,15 +30,15 @@ from vaultmind.admission.importance import (
     PROMPT_HASH,
     PROVISIONAL,
     TASK,
+    answer_and_text,
     apply_answer,
     ask,
-    cached_answers,
+    job_target,
     policy_of,
     repair_rows,
     store_answer,
 )
 from vaultmind.index.store import put_meta
-from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
 from vaultmind.tree.deriver import follow_admission
@@ -103,32 +103,17 @@ def _jobs(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[NewJob
 
 
 def run(ctx: JobContext, job: Job) -> str | None:
-    try:
-        payload = job.payload()
-        content_hash = str(payload["content_hash"])
-        model = str(payload["model"])
-        wanted_prompt = str(payload["prompt_hash"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise JobFailure("unrecoverable", f"job #{job.id} has an unreadable payload: {exc!r}") from exc
-    policy = policy_of(ctx.config)
-    if model != policy.llm_model or wanted_prompt != PROMPT_HASH or not policy.llm:
-        return "stale: the model, the prompt or admission.llm changed since it was enqueued"
-    index = ctx.index
-    with index.lock:
-        answer = cached_answers(index.con, [content_hash], model).get(content_hash)
-        text = index.scalar(
-            f"""
-            SELECT l.text FROM admission a JOIN leaves l ON l.id = a.leaf_id AND l.note_path = a.note_path
-            WHERE a.content_hash = ? AND {PROVISIONAL.format(t="a.")} ORDER BY a.note_path, a.leaf_id LIMIT 1
-            """,
-            [content_hash],
-        )
+    target = job_target(ctx, job)
+    if isinstance(target, str):
+        return target
+    content_hash, model, policy = target
+    answer, text = answer_and_text(ctx, content_hash, model, PROVISIONAL)
     if text is None:
         return "target gone: no decision by rules has this content any more"
     asked = answer is None
     if answer is None:
-        answer = ask(ctx, str(text))  # no Ollama there: the pool runs `without_llm` instead
-    with index.transaction() as con:
+        answer = ask(ctx, text)  # no Ollama there: the pool runs `without_llm` instead
+    with ctx.index.transaction() as con:
         store_answer(con, content_hash, model, answer, ctx.clock())
         changed = apply_answer(con, content_hash, answer, model, policy, rows=PROVISIONAL)
         resealed = follow_admission(con, changed)
