@@ -41,7 +41,7 @@ from vaultmind.admission.importance import (
 from vaultmind.index.store import put_meta
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
-from vaultmind.tree.deriver import follow_admission
+from vaultmind.tree.admitted import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.config import Config

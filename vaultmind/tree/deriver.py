@@ -17,9 +17,8 @@ so an incremental sync gives the same rows as a cold rebuild:
   propagation), or a child leaf is one admission dropped (a gray leaf the rules had kept while
   no Ollama answered, which the LLM then judged not worth remembering: `admission.reask`; the
   re-sealed summary leaves it out, as the buffer does). A stale summary is re-sealed by
-  `engine.reseal_stale`. When admission's settings change every row is resolved again
-  (`ADMISSION_SEEN`), and a decision changed outside a sync updates the summaries over its
-  leaf (`follow_admission`).
+  `engine.reseal_stale`. When admission's settings change every row is resolved again, and a
+  decision changed outside a sync updates the summaries over its leaf (`admitted`).
 
 Incrementally, the summaries recomputed are those whose note was written, those whose children
 or entity links point at a written or vanished note or leaf, and then their ancestors, level by level.
@@ -38,8 +37,8 @@ import duckdb
 import pyarrow as pa
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
-from vaultmind.index.store import put_meta
 from vaultmind.model import WrittenNote
+from vaultmind.tree import admitted
 from vaultmind.tree.note import children_digest, entity_id_of_link, is_vaultminds, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
@@ -134,10 +133,6 @@ def is_user_edited(fm: dict[str, Any], body: str) -> bool:
     return not is_vaultminds(fm, body)
 
 
-ADMISSION_POLICY = "admission_policy"  # the admission deriver's meta key: its settings' fingerprint
-ADMISSION_SEEN = "trees_admission_policy"  # that fingerprint, as the summaries were last resolved under
-
-
 class TreeDeriver:
     """The `summaries` rows (see the module docstring)."""
 
@@ -166,7 +161,7 @@ class TreeDeriver:
                RETURNING id, note_path""",
             rows=key_table(written_paths),
         ).fetchall()
-        admission_changed = _admission_changed(con)
+        admission_changed = admitted.changed(con)
         if rebuild:
             affected = set(written_infos)
         elif admission_changed:  # every decision was taken again: every summary is resolved again
@@ -176,7 +171,7 @@ class TreeDeriver:
                 con, written_infos, written_paths, changed_paths, gone, removed_leaf_ids
             )
         if admission_changed:
-            _admission_seen(con)
+            admitted.seen(con)
         infos = dict(written_infos)
         old = _rows_by_path(con, sorted(affected - set(written_infos)))
         for path, (fm_json, row) in old.items():
@@ -245,36 +240,6 @@ class TreeDeriver:
             ids = {i for _, i in fresh}
             paths = {p for p, _ in fresh}
         return affected
-
-
-def _admission_changed(con: duckdb.DuckDBPyConnection) -> bool:
-    seen = con.execute(
-        "SELECT max(value) FILTER (WHERE key = ?) IS NOT DISTINCT FROM max(value) FILTER (WHERE key = ?) FROM meta",
-        [ADMISSION_POLICY, ADMISSION_SEEN],
-    ).fetchone()
-    return seen is None or not seen[0]
-
-
-def _admission_seen(con: duckdb.DuckDBPyConnection) -> None:
-    """Record the admission fingerprint the summaries were resolved under (when it changed)."""
-    policy = con.execute("SELECT value FROM meta WHERE key = ?", [ADMISSION_POLICY]).fetchone()
-    if policy is None:
-        con.execute("DELETE FROM meta WHERE key = ?", [ADMISSION_SEEN])
-    else:
-        put_meta(con, ADMISSION_SEEN, str(policy[0]))
-
-
-def follow_admission(con: duckdb.DuckDBPyConnection, leaf_ids: Sequence[str]) -> bool:
-    """Resolve again the summaries over leaves whose admission decision changed outside a sync
-    (the LLM answered for a leaf the rules had decided), and those above them: a level-1
-    summary over a leaf now dropped turns stale, and is re-sealed without it. Whether any of
-    the leaves is in a summary (most are in none: a gray leaf is never buffered before its
-    decision, a dropped one never)."""
-    ids = sorted(set(leaf_ids))
-    if not ids or not execute_with(con, _parents_sql(len(ids)), rows=key_table(ids)).fetchone():
-        return False  # (a leaf is a child of level-1 summaries only)
-    TreeDeriver().apply(con, ids, [], rebuild=False)
-    return True
 
 
 _FEW_CHILDREN = 64
