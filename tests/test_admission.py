@@ -367,8 +367,8 @@ def test_gray_rows_are_decided_each_by_its_own_score_and_only_the_gray_ones(memo
                 "INSERT INTO admission VALUES (?, ?, ?, ?, ?, 'cheap says', 'cheap', '{}', NULL, NULL)",
                 [leaf_id, note, digest, decision, score],
             )
-        assert apply_answer(con, "h3", {"importance": 0.95, "reason": "a plan"}, "ollama:m", policy) == 1
-        assert decide_by_rules(con, policy, "LLM not reachable") == 2
+        assert len(apply_answer(con, "h3", {"importance": 0.95, "reason": "a plan"}, "ollama:m", policy)) == 1
+        assert len(decide_by_rules(con, policy, "LLM not reachable")) == 2
         got = con.execute(
             "SELECT leaf_id, content_hash, decision, stage, llm_importance FROM admission ORDER BY ALL"
         ).fetchall()

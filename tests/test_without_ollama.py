@@ -28,4 +28,4 @@ def test_gray_messages_are_decided_by_rules_without_ollama_and_the_queue_is_heal
     assert admission["gray"] == 0 and admission["by_rules"] > 0, admission
     assert status["queue"]["health"] == "ok" and status["queue"]["deferred"] == 0, status["queue"]
     code, out, _ = run_main(capsys, "status", "--vault", str(vault))
-    assert "health ok" in out and f"{admission['by_rules']} of them decided by rules: the LLM was not reachable" in out
+    assert "health ok" in out and f"{admission['by_rules']} of them decided by rules while the LLM was not reachable" in out

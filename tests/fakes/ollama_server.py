@@ -29,7 +29,8 @@ thinking" (as Ollama does for a model without it); `embed_answer` turns the vect
 fewer, empty ones). Attributes may be changed while the server runs. Every request is recorded in
 `requests` (thread-safe list of `RecordedRequest`).
 
-Only the standard library is used; the server listens on 127.0.0.1 on a free port.
+Only the standard library is used; the server listens on 127.0.0.1 on a free port (or on
+`port`: stopped and started again there, it is an Ollama that went away and came back).
 """
 
 from __future__ import annotations
@@ -114,6 +115,7 @@ class FakeOllama:
         contexts: Mapping[str, int] | None = None,
         num_ctx: Mapping[str, int] | None = None,
         refuse_think: bool = False,
+        port: int = 0,
     ) -> None:
         if failure is not None and failure not in FAILURES:
             raise ValueError(f"failure must be one of {FAILURES}, got {failure!r}")
@@ -127,6 +129,7 @@ class FakeOllama:
         self.failure_paths: set[str] = set(failure_paths)
         self.failure_times = failure_times
         self.refuse_think = refuse_think
+        self.listen_port = port  # 0: a free one; a given one: an Ollama that comes back where it was
         self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
         self.contexts: dict[str, int] = {_canonical(k): v for k, v in (contexts or {}).items()}  # its context_length
         self.num_ctx: dict[str, int] = {_canonical(k): v for k, v in (num_ctx or {}).items()}  # its Modelfile's num_ctx
@@ -152,7 +155,7 @@ class FakeOllama:
         if self._server is not None:
             raise RuntimeError("FakeOllama already started")
         self._stop.clear()
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        server = ThreadingHTTPServer(("127.0.0.1", self.listen_port), _make_handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(

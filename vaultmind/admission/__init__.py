@@ -16,7 +16,8 @@ summarized; gray leaves are searchable like any other and wait (pending) for the
 they may enter a tree.
 
 Modules: `signals` (cheap signals), `decide` (score, thresholds, reasons), `deriver` (the sync
-hook writing rows), `importance` (the gray-band LLM job and its cache), `explain`.
+hook writing rows), `importance` (the gray-band LLM job and its cache), `reask` (the decisions
+the rules took while no Ollama answered, asked again once one does), `explain`.
 """
 
 from __future__ import annotations

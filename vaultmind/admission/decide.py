@@ -69,6 +69,7 @@ LIFE_EVENT_BOOST = 0.25
 DEFAULT_KEEP = 0.58
 DEFAULT_DROP = 0.45
 DEFAULT_LLM_KEEP = 0.5
+DEFAULT_REASK_PER_PASS = 200
 DEFAULT_PRIORITY_TAGS: tuple[str, ...] = (
     "priority",
     "priority_high",
@@ -91,6 +92,8 @@ class Policy:
     llm_model: str = "ollama:llama3.2"
     owner: Owner = field(default_factory=Owner)
     priority_tags: tuple[str, ...] = DEFAULT_PRIORITY_TAGS
+    # how many decisions by rules one pass asks the LLM again (`reask`; no decision's input)
+    reask_per_pass: int = DEFAULT_REASK_PER_PASS
 
     @property
     def middle(self) -> float:
@@ -137,6 +140,12 @@ class Policy:
             raise ConfigError(
                 "[admission] priority_tags must be a list of tags", path=".vaultmind/config.toml"
             )
+        reask = extra.get("admission.reask_per_pass", DEFAULT_REASK_PER_PASS)
+        if isinstance(reask, bool) or not isinstance(reask, int) or reask < 0:
+            raise ConfigError(
+                f"[admission] reask_per_pass = {reask!r} must be a whole number, 0 or more (0: never ask again)",
+                path=".vaultmind/config.toml",
+            )
         return cls(
             keep=keep,
             drop=drop,
@@ -145,6 +154,7 @@ class Policy:
             llm_model=f"ollama:{chat_model}",
             owner=owner_from(owner),
             priority_tags=tuple(sorted({t.lower().lstrip("#") for t in tags})),
+            reask_per_pass=reask,
         )
 
 

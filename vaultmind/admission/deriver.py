@@ -28,6 +28,7 @@ from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
+from vaultmind.index.store import put_meta
 from vaultmind.model import ParsedNote, WrittenNote
 from vaultmind.queue.store import enqueue, now_ms
 
@@ -91,8 +92,7 @@ class AdmissionDeriver:
         if full:
             con.execute("DELETE FROM admission")
             self._derive(con, None, prepared)
-            con.execute("DELETE FROM meta WHERE key = ?", [META_KEY])
-            con.execute("INSERT INTO meta VALUES (?, ?)", [META_KEY, self.fingerprint])
+            put_meta(con, META_KEY, self.fingerprint)
             return
         paths = sorted({note.path for note in written})
         if changed_paths:  # a note written again is among them; one written first has no rows

@@ -11,7 +11,8 @@ closed, when a try found none) → the worker pool runs `without_llm` instead of
 gray leaf is decided by the rules, its score against the middle of the band (`decide.by_rules`;
 the reason says "LLM not reachable … admission by rules"), as with `[admission] llm = false`:
 nothing waits, and status tells it as information, not as a degraded queue. That decision is not cached: a cold
-rebuild asks again. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
+rebuild asks again; and it is provisional (`PROVISIONAL`): once a model answers, `reask` asks
+about it, a bounded pass at a time. Ollama answering badly or too slowly → the job is retried (`queue.failures`).
 A model that answers without usable JSON is a result too: it is cached, and the leaf is
 decided by its cheap score.
 """
@@ -32,12 +33,18 @@ from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob
+from vaultmind.tree.admitted import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
 
 KIND = "llm_importance"
 UNREACHABLE = "LLM not reachable"  # how a decision by rules for want of Ollama begins its reason
+# which admission rows a decision applies to (`{t}`: the table's qualifier, if any)
+GRAY = "{t}decision = 'gray'"
+PROVISIONAL = f"{{t}}stage = 'fallback' AND starts_with({{t}}reason, '{UNREACHABLE}')"
+"""A gray leaf the rules decided for want of an Ollama to ask: asked again once one answers
+(`reask`)."""
 TASK = "importance"
 MAX_CHARS = 8000
 
@@ -143,39 +150,55 @@ def decide_from_cache(cheap: Decision, answer: Mapping[str, Any], model: str, po
 
 
 def apply_answer(
-    con: duckdb.DuckDBPyConnection, content_hash: str, answer: Mapping[str, Any], model: str, policy: Policy
-) -> int:
-    """Update every gray admission row with this content from a cached answer; returns how many."""
-    return _decide_gray(con, lambda cheap: decide_from_cache(cheap, answer, model, policy), content_hash)
+    con: duckdb.DuckDBPyConnection,
+    content_hash: str,
+    answer: Mapping[str, Any],
+    model: str,
+    policy: Policy,
+    rows: str = GRAY,
+) -> list[str]:
+    """Decide the admission rows of this content that `rows` selects (the gray ones, or the
+    provisional ones: `PROVISIONAL`) from a cached answer; returns the ids of the leaves whose
+    decision changed."""
+    return decide_rows(con, lambda cheap: decide_from_cache(cheap, answer, model, policy), rows, content_hash)
 
 
-def decide_by_rules(con: duckdb.DuckDBPyConnection, policy: Policy, why: str) -> int:
-    """Decide every gray admission row by the rules (`decide.by_rules`): no LLM answers."""
-    return _decide_gray(con, lambda cheap: by_rules(cheap, policy, why))
+def decide_by_rules(con: duckdb.DuckDBPyConnection, policy: Policy, why: str) -> list[str]:
+    """Decide every gray admission row by the rules (`decide.by_rules`): no LLM answers.
+    Returns the ids of the leaves decided."""
+    return decide_rows(con, lambda cheap: by_rules(cheap, policy, why))
 
 
-def _decide_gray(
-    con: duckdb.DuckDBPyConnection, decide: Callable[[Decision], Decision], content_hash: str | None = None
-) -> int:
-    """Update the gray admission rows (of `content_hash`, or all) with `decide`'s decision, in
-    one statement: a row at a time, each UPDATE read the whole table (at 50k notes, 44k gray
-    rows of 350k held the index's lock for minutes).
+def decide_rows(
+    con: duckdb.DuckDBPyConnection,
+    decide: Callable[[Decision], Decision],
+    rows: str = GRAY,
+    content_hash: str | None = None,
+) -> list[str]:
+    """Update the admission rows `rows` selects (of `content_hash`, or all) with `decide`'s
+    decision, in one statement: a row at a time, each UPDATE read the whole table (at 50k notes,
+    44k gray rows of 350k held the index's lock for minutes). Returns the ids of the leaves whose
+    decision changed (admitted ↔ dropped, or gray → either): the trees follow them.
 
     A row's breakdown (`signals`) is neither read nor written: a decision of a gray leaf
     passes it on unchanged, and the UPDATE leaves it as it is. Read and parsed for each of 44k
     gray rows it had lifted a daemon's memory by ~275 MB for seconds at its start-up, when
     no Ollama answered and every gray leaf was decided by the rules at once."""
-    rows = con.execute(
-        "SELECT DISTINCT leaf_id, note_path, content_hash, score, reason FROM admission "
-        "WHERE decision = 'gray' AND (? IS NULL OR content_hash = ?) ORDER BY note_path, leaf_id",
+    found = con.execute(
+        f"SELECT DISTINCT leaf_id, note_path, content_hash, decision, score, reason FROM admission "
+        f"WHERE {rows.format(t='')} AND (? IS NULL OR content_hash = ?) ORDER BY note_path, leaf_id",
         [content_hash, content_hash],
     ).fetchall()
     finals: dict[tuple[str, str, str], Decision] = {}
-    for leaf_id, note_path, leaf_hash, score, reason in rows:
+    changed: dict[str, None] = {}
+    for leaf_id, note_path, leaf_hash, before, score, reason in found:
         key = (str(leaf_id), str(note_path), str(leaf_hash))
-        finals.setdefault(key, decide(Decision("gray", float(score), str(reason), "cheap", {})))
+        if key not in finals:
+            finals[key] = decide(Decision("gray", float(score), str(reason), "cheap", {}))
+            if finals[key].decision != before:
+                changed[key[0]] = None
     if not finals:
-        return 0
+        return []
     keys, decided = list(finals), list(finals.values())
     frame = pa.table(
         {
@@ -191,16 +214,16 @@ def _decide_gray(
     )
     execute_with(
         con,
-        """
+        f"""
         UPDATE admission SET decision = n.decision, reason = n.reason, stage = n.stage,
                llm_importance = n.llm_importance, llm_model = n.llm_model
         FROM _rows n
         WHERE admission.leaf_id = n.leaf_id AND admission.note_path = n.note_path
-          AND admission.content_hash = n.content_hash AND admission.decision = 'gray'
+          AND admission.content_hash = n.content_hash AND {rows.format(t="admission.")}
         """,
         rows=frame,
     )
-    return len(rows)
+    return list(changed)
 
 
 def store_answer(
@@ -231,7 +254,9 @@ def policy_of(config: Config) -> Policy:
     return Policy.from_extra(config.extra, config.ollama_chat_model)
 
 
-def run(ctx: JobContext, job: Job) -> str | None:
+def job_target(ctx: JobContext, job: Job) -> tuple[str, str, Policy] | str:
+    """(content hash, model, policy) of an admission job (this kind's or `reask`'s), or why it
+    is stale: the model, the prompt or `admission.llm` changed since it was enqueued."""
     try:
         payload = job.payload()
         content_hash = str(payload["content_hash"])
@@ -242,26 +267,41 @@ def run(ctx: JobContext, job: Job) -> str | None:
     policy = policy_of(ctx.config)
     if model != policy.llm_model or wanted_prompt != PROMPT_HASH or not policy.llm:
         return "stale: the model, the prompt or admission.llm changed since it was enqueued"
-    index = ctx.index
-    with index.lock:
-        answer = cached_answers(index.con, [content_hash], model).get(content_hash)
-        text = index.scalar(
-            """
+    return content_hash, model, policy
+
+
+def answer_and_text(ctx: JobContext, content_hash: str, model: str, rows: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The cached answer for this content, if any, and the text of a leaf of it among the rows
+    `rows` selects (None: no such row any more)."""
+    with ctx.index.lock:
+        answer = cached_answers(ctx.index.con, [content_hash], model).get(content_hash)
+        text = ctx.index.scalar(
+            f"""
             SELECT l.text FROM admission a JOIN leaves l ON l.id = a.leaf_id AND l.note_path = a.note_path
-            WHERE a.content_hash = ? AND a.decision = 'gray' ORDER BY a.note_path, a.leaf_id LIMIT 1
+            WHERE a.content_hash = ? AND {rows.format(t="a.")} ORDER BY a.note_path, a.leaf_id LIMIT 1
             """,
             [content_hash],
         )
+    return answer, None if text is None else str(text)
+
+
+def run(ctx: JobContext, job: Job) -> str | None:
+    target = job_target(ctx, job)
+    if isinstance(target, str):
+        return target
+    content_hash, model, policy = target
+    index = ctx.index
+    answer, text = answer_and_text(ctx, content_hash, model, GRAY)
     if answer is None:
         if text is None:
             return "target gone: no gray leaf has this content any more"
-        answer = ask(ctx, str(text))  # no Ollama there: the pool runs `without_llm` instead
+        answer = ask(ctx, text)  # no Ollama there: the pool runs `without_llm` instead
         note = None
     else:
         note = "answer was cached"
     with index.transaction() as con:
         store_answer(con, content_hash, model, answer, ctx.clock())
-        apply_answer(con, content_hash, answer, model, policy)
+        follow_admission(con, apply_answer(con, content_hash, answer, model, policy))
     return note
 
 
@@ -273,7 +313,8 @@ def without_llm(ctx: JobContext, job: Job) -> str:
     with ctx.index.transaction() as con:
         repair(con, ctx.config)
         decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {ctx.config.ollama_host}: admission by rules")
-    return f"{UNREACHABLE}: {decided} gray leaves decided by rules"
+        follow_admission(con, decided)
+    return f"{UNREACHABLE}: {len(decided)} gray leaves decided by rules"
 
 
 def ask(ctx: JobContext, text: str) -> dict[str, Any]:
@@ -313,17 +354,24 @@ def wanted(con: duckdb.DuckDBPyConnection, config: Config) -> list[NewJob]:
 
 def repair(con: duckdb.DuckDBPyConnection, config: Config) -> int:
     """Gray rows whose answer is already cached take its decision (e.g. after an interrupted run)."""
+    return repair_rows(con, config, GRAY)
+
+
+def repair_rows(con: duckdb.DuckDBPyConnection, config: Config, rows: str) -> int:
+    """The rows `rows` selects (`GRAY`, `PROVISIONAL`) whose answer is cached take its decision,
+    and the trees follow; returns how many leaves changed."""
     policy = policy_of(config)
     hashes = [
         str(r[0])
         for r in con.execute(
-            "SELECT DISTINCT content_hash FROM admission WHERE decision = 'gray' ORDER BY 1"
+            f"SELECT DISTINCT content_hash FROM admission WHERE {rows.format(t='')} ORDER BY 1"
         ).fetchall()
     ]
-    done = 0
+    changed: list[str] = []
     for content_hash, answer in cached_answers(con, hashes, policy.llm_model).items():
-        done += apply_answer(con, content_hash, answer, policy.llm_model, policy)
-    return done
+        changed += apply_answer(con, content_hash, answer, policy.llm_model, policy, rows)
+    follow_admission(con, changed)
+    return len(changed)
 
 
 def importance_kind() -> JobKind:

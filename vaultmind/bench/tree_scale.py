@@ -73,11 +73,13 @@ def _write(root: Path, note: SummaryNote, path: str) -> None:
 
 
 def _fold_level_1(memory: Memory, per_summary: int) -> list[str]:
-    """L1 summaries over every leaf, `per_summary` leaves each, in buffer order; their paths."""
+    """L1 summaries over every admitted leaf (as a seal folds: a summary over a dropped one is
+    stale), `per_summary` leaves each, in buffer order; their paths."""
     rows = memory.index.query(
         """SELECT n.source_id, l.id, l.note_path, l.anchor, l.content_hash, l.ts, n.title
            FROM leaves l JOIN notes n ON n.path = l.note_path
-           WHERE n.kind = 'source' ORDER BY n.source_id, l.ts, l.note_path, l.seq"""
+           WHERE n.kind = 'source' AND l.id IN (SELECT leaf_id FROM admission WHERE decision = 'admitted')
+           ORDER BY n.source_id, l.ts, l.note_path, l.seq"""
     )
     by_tree: dict[str, list[tuple[Any, ...]]] = {}
     for row in rows:

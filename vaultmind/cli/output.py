@@ -321,7 +321,10 @@ def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
             f"gray (waiting for the LLM) {adm['gray']:,}"
         )
         if adm.get("by_rules"):  # no Ollama answered: information, not a fault
-            lines.append(f"          {adm['by_rules']:,} of them decided by rules: the LLM was not reachable")
+            lines.append(
+                f"          {adm['by_rules']:,} of them decided by rules while the LLM was not reachable "
+                "(provisional: asked again once it answers)"
+            )
     if jobs:
         for job in report.get("jobs") or []:
             line = f"  #{job['id']:<6} {job['kind']:<16} {job['status']:<8} attempts {job['attempts']}/{job['max_attempts']}"

@@ -491,7 +491,14 @@ class Index:
         return None if value is None else str(value)
 
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
-        con.execute("DELETE FROM meta WHERE key = ?", [key])
+        put_meta(con, key, value)
+
+
+def put_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
+    """Set one `meta` key, in the caller's transaction: an UPDATE when the key is there, else
+    an INSERT. A DELETE and INSERT of one primary key in a transaction whose commit then fails
+    (a full disk) aborts the process: DuckDB's revert of that commit trips on the key."""
+    if con.execute("UPDATE meta SET value = ? WHERE key = ? RETURNING key", [value, key]).fetchone() is None:
         con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import importance_kind
+from vaultmind.admission.reask import reask_kind
 from vaultmind.errors import ConfigError
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.llm.ollama_chat import LlmCancelled
@@ -103,8 +104,9 @@ class QueueSettings:
 
 
 def default_kinds() -> tuple[JobKind, ...]:
-    """The kinds vaultmind ships, in claim order (downstream work first)."""
-    return (importance_kind(),)
+    """The kinds vaultmind ships, in claim order (downstream work first; a gray leaf waiting
+    for the LLM before a decision by rules asked again)."""
+    return (importance_kind(), reask_kind())
 
 
 class WorkerPool:

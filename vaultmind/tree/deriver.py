@@ -14,7 +14,11 @@ so an incremental sync gives the same rows as a cold rebuild:
   (a child summary's content is its text: `SUMMARY_TEXT_SHA`, so Obsidian rewriting the links in
   its front matter when an entity note is renamed changes nothing above it; a digest over the
   children's file hashes, as vaultmind recorded it before, still matches), or a child summary is stale (and not yours: an edited summary is final and stops the
-  propagation). A stale summary is re-sealed by `engine.reseal_stale`.
+  propagation), or a child leaf is one admission dropped (a gray leaf the rules had kept while
+  no Ollama answered, which the LLM then judged not worth remembering: `admission.reask`; the
+  re-sealed summary leaves it out, as the buffer does). A stale summary is re-sealed by
+  `engine.reseal_stale`. When admission's settings change every row is resolved again, and a
+  decision changed outside a sync updates the summaries over its leaf (`admitted`).
 
 Incrementally, the summaries recomputed are those whose note was written, those whose children
 or entity links point at a written or vanished note or leaf, and then their ancestors, level by level.
@@ -34,6 +38,7 @@ import pyarrow as pa
 
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
 from vaultmind.model import WrittenNote
+from vaultmind.tree import admitted
 from vaultmind.tree.note import children_digest, entity_id_of_link, is_vaultminds, parse_link, parse_time
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR
 
@@ -85,6 +90,7 @@ class SummaryRow:
     user_edited: bool
     stale: bool
     missing: int = 0  # links that resolve to nothing (not stored; `view` explains staleness with it)
+    dropped: int = 0  # child leaves admission dropped (not stored; `view` explains staleness with it)
     changed: bool = False  # content differs from children_sha256 (not stored)
 
 
@@ -155,12 +161,17 @@ class TreeDeriver:
                RETURNING id, note_path""",
             rows=key_table(written_paths),
         ).fetchall()
+        admission_changed = admitted.changed(con)
         if rebuild:
             affected = set(written_infos)
+        elif admission_changed:  # every decision was taken again: every summary is resolved again
+            affected = set(written_infos) | {str(r[0]) for r in con.execute("SELECT note_path FROM summaries").fetchall()}
         else:
             affected = self._affected(
                 con, written_infos, written_paths, changed_paths, gone, removed_leaf_ids
             )
+        if admission_changed:
+            admitted.seen(con)
         infos = dict(written_infos)
         old = _rows_by_path(con, sorted(affected - set(written_infos)))
         for path, (fm_json, row) in old.items():
@@ -332,15 +343,18 @@ def resolve_rows(con: duckdb.DuckDBPyConnection, infos: Sequence[SummaryInfo]) -
     leaf_targets = sorted(
         {link.note_path for info in infos if info.level == 1 for link in _links(info.links)}
     )
-    leaves: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    leaves: dict[tuple[str, str], list[tuple[str, str, bool]]] = {}
     if leaf_targets:
-        for note_path, anchor, leaf_id, content_hash in execute_with(
+        for note_path, anchor, leaf_id, content_hash, dropped in execute_with(
             con,
-            """SELECT note_path, anchor, id, content_hash FROM leaves
-               WHERE note_path IN (SELECT k FROM _rows) ORDER BY note_path, seq""",
+            """SELECT l.note_path, l.anchor, l.id, l.content_hash, d.leaf_id IS NOT NULL FROM leaves l
+               LEFT JOIN (SELECT DISTINCT leaf_id, note_path FROM admission
+                          WHERE decision = 'dropped' AND note_path IN (SELECT k FROM _rows)) d
+                 ON d.leaf_id = l.id AND d.note_path = l.note_path
+               WHERE l.note_path IN (SELECT k FROM _rows) ORDER BY l.note_path, l.seq""",
             rows=key_table(leaf_targets),
         ).fetchall():
-            leaves.setdefault((note_path, anchor), []).append((leaf_id, content_hash))
+            leaves.setdefault((note_path, anchor), []).append((leaf_id, content_hash, bool(dropped)))
     summary_targets = sorted(
         {link.note_path for info in infos if info.level > 1 for link in _links(info.links)}
     )
@@ -397,7 +411,7 @@ def _links(links: Iterable[str]) -> Iterable[Any]:
 
 def resolve_one(
     info: SummaryInfo,
-    leaves: dict[tuple[str, str], list[tuple[str, str]]],
+    leaves: dict[tuple[str, str], list[tuple[str, str, bool]]],
     child_row: Any,
     shas: dict[str, tuple[str, str]],
     entity_ids: dict[str, str],
@@ -406,7 +420,7 @@ def resolve_one(
     hashes: list[str] = []
     file_hashes: list[str] = []  # the digest of a summary sealed before its children's text was
     leaf_ids: dict[str, None] = {}
-    missing = 0
+    missing = dropped = 0
     child_stale = False
     for text in info.links:
         link = parse_link(text)
@@ -419,9 +433,10 @@ def resolve_one(
             if not 0 <= k < len(candidates):
                 missing += 1
                 continue
-            leaf_id, content_hash = candidates[k]
+            leaf_id, content_hash, was_dropped = candidates[k]
             if leaf_id in leaf_ids:
                 continue
+            dropped += was_dropped
             children.append(leaf_id)
             hashes.append(content_hash)
             leaf_ids[leaf_id] = None
@@ -455,8 +470,9 @@ def resolve_one(
         entities=tuple(dict.fromkeys(entity_ids[link] for link in info.entity_links if link in entity_ids)),
         summarizer=info.summarizer,
         user_edited=info.user_edited,
-        stale=bool(missing or child_stale or changed),
+        stale=bool(missing or dropped or child_stale or changed),
         missing=missing,
+        dropped=dropped,
         changed=changed,
     )
 

@@ -229,6 +229,8 @@ def _explained(memory: Memory, rows: list[SummaryRow]) -> list[dict[str, Any]]:
             why = f"{again.missing} child link(s) no longer resolve (deleted or renamed)"
         elif again is not None and again.changed:
             why = "a child changed since this summary was sealed"
+        elif again is not None and again.dropped:
+            why = f"{again.dropped} child message(s) no longer admitted (the LLM judged them not worth remembering)"
         else:
             why = "a summary below it is stale"
         if row.user_edited:
