@@ -9,6 +9,7 @@ import json
 import queue
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,14 @@ def _lines(sent: queue.Queue[str | None]) -> Iterator[str]:
         yield line
 
 
+def _wait_for_answer(out: io.StringIO, request_id: int) -> None:
+    """Until the server has answered `request_id` (it writes whole lines)."""
+    deadline = time.monotonic() + WAIT_S
+    while not any(json.loads(line).get("id") == request_id for line in out.getvalue().splitlines()):
+        assert time.monotonic() < deadline, f"no answer to request {request_id}"
+        time.sleep(0.01)
+
+
 def test_a_cancelled_call_is_not_answered_and_one_not_started_never_runs() -> None:
     """`notifications/cancelled` was ignored: the cancelled call ran to its end and was answered
     (a cancelled `ingest_document` still waiting for the write lane would still write)."""
@@ -104,6 +113,7 @@ def test_a_cancelled_call_is_not_answered_and_one_not_started_never_runs() -> No
     send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
     send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 99}})  # unknown: let be
     send({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    _wait_for_answer(out, 3)  # lines are read in order: the cancellations are in before call 1 ends
     held.go.set()
     send(_call(4, mode="search", query="kayak"))
     sent.put(None)
