@@ -23,6 +23,7 @@ from vaultmind.errors import IndexCorrupt
 from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.damage import HEADER_BYTES, last_block_in_use
 from vaultmind.index.migrate import migrate
+from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
 from vaultmind.index.salvage import CHUNK_ROWS, salvage
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
@@ -201,6 +202,8 @@ def test_only_rows_that_pass_every_check_are_taken(tmp_path: Path) -> None:
         assert index.query("SELECT content_hash, answer FROM llm_cache") == [(_hash(1), '{"importance":0.8}')]
         assert index.get_meta(f"embed_window:{MODEL}") == "512"
         assert index.scalar("SELECT count(*) FROM tags") == 0
+        pool = size_bytes(str(index.scalar("SELECT current_setting('memory_limit')")))
+        assert pool >= 0.99 * size_bytes(MEMORY_LIMIT), "the pool lowered for the copy is put back"
         assert "kept 41 embeddings, 2 NER results and 1 LLM answers from it" in (index.quarantined or "")
 
 

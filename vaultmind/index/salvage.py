@@ -31,9 +31,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.connection import session
 from vaultmind.index.damage import invalidated
+from vaultmind.index.pool import limit_setting
 from vaultmind.index.vector_codec import matrix_of
 
 log = logging.getLogger(__name__)
@@ -42,7 +44,11 @@ SALVAGE_S = 60.0  # the longest a salvage holds up the rebuild; what it copied b
 # DuckDB reads a column a vector of 2,048 rows at a time, whatever a filter on rowid asks: a
 # chunk of as many, aligned to them, is the least a damaged block can cost
 CHUNK_ROWS = 2048
-READER_MEMORY = "64MB"  # the reader's buffer pool: it streams chunks, nothing is read twice
+READER_MEMORY = "16MB"  # the reader's buffer pool: it streams chunks, nothing is read twice
+# the fresh index's pool while chunks are copied in (it writes each row group as it fills): at
+# 430k vectors and as many NER results, a peak of 258–288 MB resident against ~600 MB under its
+# usual pool, for no more time
+COPY_MEMORY = "32MB"
 MAX_DIM = 65_536
 
 _HASH = "regexp_full_match(content_hash, '[0-9a-f]{64}')"  # sha256 of a text, in hex
@@ -128,7 +134,7 @@ def salvage(source: Path, con: duckdb.DuckDBPyConnection, budget_s: float = SALV
     deadline = time.monotonic() + budget_s
     rows: dict[str, int] = {}
     try:
-        with _Reader.open(source) as reader, reader.interrupted_at(deadline):
+        with prompt_purge(), _Reader.open(source) as reader, reader.interrupted_at(deadline):
             for cache in CACHES:
                 if time.monotonic() >= deadline:
                     log.warning("salvage of %s stopped after %.0f s", source, budget_s)
@@ -137,7 +143,8 @@ def salvage(source: Path, con: duckdb.DuckDBPyConnection, budget_s: float = SALV
             if rows.get("embeddings"):
                 _copy_vector_meta(reader, con)
     except (duckdb.Error, OSError) as exc:
-        log.warning("nothing could be read back from %s: %s", source, _first_line(exc))
+        log.warning("the salvage of %s ended early: %s", source, _first_line(exc))
+    release_freed_memory()
     salvaged = Salvaged(rows)
     if salvaged.said():
         log.warning("%s (%s)", salvaged.said(), source)
@@ -181,9 +188,12 @@ class _Reader:
             reader.cleanup()
 
     def reopen(self) -> None:
+        """A new connection in place of one whose database an error invalidated; when none
+        can be made, the closed one stays, and every later read fails at once."""
         with suppress(duckdb.Error):
             self.con.close()
-        self.con = _connect_read_only(self.path)
+        with suppress(duckdb.Error):
+            self.con = _connect_read_only(self.path)
 
     @contextmanager
     def interrupted_at(self, deadline: float) -> Iterator[None]:
@@ -220,14 +230,15 @@ def _copy_table(reader: _Reader, con: duckdb.DuckDBPyConnection, cache: Cache, d
     con.execute("BEGIN TRANSACTION")
     try:
         lost = 0
-        for start in range(0, last + 1, CHUNK_ROWS):
-            if time.monotonic() >= deadline:
-                break
-            chunk = _read_chunk(reader, cache, start)
-            if chunk is None:
-                lost += 1
-                continue
-            insert_arrow(con, cache.table, cache.check(chunk) if cache.check else chunk)
+        with _copy_pool(con):
+            for start in range(0, last + 1, CHUNK_ROWS):
+                if time.monotonic() >= deadline:
+                    break
+                chunk = _read_chunk(reader, cache, start)
+                if chunk is None:
+                    lost += 1
+                    continue
+                insert_arrow(con, cache.table, cache.check(chunk) if cache.check else chunk)
         kept = _keep_one_a_key(con, cache)
         con.execute("COMMIT")
     except duckdb.Error as exc:  # the fresh index could not take them: the table stays empty
@@ -242,6 +253,26 @@ def _copy_table(reader: _Reader, con: duckdb.DuckDBPyConnection, cache: Cache, d
     if lost:
         log.warning("%s: %d chunk(s) of up to %d rows could not be read back", cache.table, lost, CHUNK_ROWS)
     return kept
+
+
+@contextmanager
+def _copy_pool(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """The fresh index under `COPY_MEMORY`, each row group written as it fills, for a while;
+    then its pool as it was (the rows kept are sorted out and committed under it). Set through
+    a connection of its own: a limit below what is pinned fails, and a failed statement on
+    `con` would abort its transaction."""
+    with con.cursor() as other:
+        pool, groups = other.execute(
+            "SELECT current_setting('memory_limit'), current_setting('write_buffer_row_group_count')"
+        ).fetchone() or ("", "")
+        with suppress(duckdb.Error):  # a pool that cannot be lowered stays as it is
+            other.execute(f"SET memory_limit = '{COPY_MEMORY}'")
+        other.execute("SET write_buffer_row_group_count = 1")
+        try:
+            yield
+        finally:
+            other.execute(f"SET memory_limit = '{limit_setting(str(pool))}'")
+            other.execute(f"SET write_buffer_row_group_count = {int(groups)}")
 
 
 def _last_rowid(reader: _Reader, cache: Cache) -> int | None:
@@ -285,10 +316,13 @@ def _keep_one_a_key(con: duckdb.DuckDBPyConnection, cache: Cache) -> int:
                        SELECT model, dim, count(*) AS n FROM embeddings GROUP BY model, dim)
                    ORDER BY model, n DESC, dim)"""
         )
-    total, distinct = con.execute(f"SELECT count(*), count(DISTINCT ({key})) FROM {table}").fetchone() or (0, 0)
-    if total != distinct:
-        con.execute(f"DELETE FROM {table} WHERE rowid NOT IN (SELECT min(rowid) FROM {table} GROUP BY {key})")
-    return int(distinct)
+    # told by 64-bit hashes of the keys (at 430k vectors the set of whole keys took ~70 MB);
+    # two keys of one hash only make the exact pass below run for nothing
+    total, hashed = con.execute(f"SELECT count(*), count(DISTINCT hash({key})) FROM {table}").fetchone() or (0, 0)
+    if total == hashed:
+        return int(total)
+    con.execute(f"DELETE FROM {table} WHERE rowid NOT IN (SELECT min(rowid) FROM {table} GROUP BY {key})")
+    return int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
 
 
 def _copy_vector_meta(reader: _Reader, con: duckdb.DuckDBPyConnection) -> None:
