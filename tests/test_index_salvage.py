@@ -83,6 +83,7 @@ def test_vectors_embedded_once_are_not_embedded_again_after_a_quarantine(vault: 
     config = load_config(vault, embed_provider="ollama", ollama_host=fake.host)
     with Memory.open(config) as memory:
         embedded = memory.reindex().embedded
+        recognised = memory.index.scalar("SELECT count(*) FROM ner_cache")
     assert embedded >= NOTES
     garble_blocks_of(config.index_path, "notes")
     sent = _texts_sent(fake)
@@ -96,6 +97,7 @@ def test_vectors_embedded_once_are_not_embedded_again_after_a_quarantine(vault: 
         status = memory.status()
         assert status["index"]["health"] == "rebuilt" and status["notes"]["total"] == NOTES
         assert _kept(status["index"]["notice"]) == embedded
+        assert _kept(status["index"]["notice"], "NER results") == recognised
         assert memory.status()["embeddings"]["missing"] == 0
         assert memory.search("word7")["hits"][0]["note_path"] == "n7.md"
 
@@ -235,6 +237,8 @@ def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoin
         wal.seek(64)
         wal.write(b"\xa5" * 64)
     file, log = _sha256_of(path), _sha256_of(Path(f"{path}.wal"))
+    (path.parent / "quarantine").mkdir()
+    (path.parent / "quarantine" / ".salvage-index-0.duckdb").write_bytes(b"left by a process that ended mid-salvage")
 
     with Index.open(path) as index:
         assert index.quarantined is not None and "could not be opened" in index.quarantined

@@ -1,8 +1,8 @@
 """Take back from an index file moved to quarantine the rows that are costly to compute again.
 
-The rows a rebuild derives from the vault cost seconds; its caches do not: every vector
-(hours through Ollama on a large vault), every NER result, every answer of the admission's
-LLM, each kept by content hash and model (`CACHES`). After a quarantine these are read out of
+What a rebuild derives from the notes is quick to derive again; what its caches hold is not:
+every vector (hours through Ollama on a large vault), every NER result, every answer of the
+admission's LLM, each kept by content hash and model (`CACHES`). After a quarantine these are read out of
 the moved file and copied into the fresh index before anything is rebuilt, so the rebuild finds
 them cached.
 
@@ -50,6 +50,7 @@ READER_MEMORY = "16MB"  # the reader's buffer pool: it streams chunks, nothing i
 # usual pool, for no more time
 COPY_MEMORY = "32MB"
 MAX_DIM = 65_536
+BARE_PREFIX = ".salvage-"  # a hard link to a moved file, without its WAL (`_Reader.open`)
 
 _HASH = "regexp_full_match(content_hash, '[0-9a-f]{64}')"  # sha256 of a text, in hex
 _MODEL = "length(model) BETWEEN 1 AND 512"
@@ -166,14 +167,14 @@ class _Reader:
         """A reader of `source`; when its WAL cannot be replayed, of the file without it (its
         last checkpoint), through a hard link beside it that has no WAL (the file and its WAL
         are kept as they are)."""
+        for stale in source.parent.glob(f"{BARE_PREFIX}*"):  # left by a process that ended mid-salvage
+            stale.unlink(missing_ok=True)
         try:
             reader = cls(source, lambda: None)
         except duckdb.Error:
             if not Path(f"{source}.wal").exists():
                 raise
-            bare = source.with_name(f".salvage-{source.name}")
-            with suppress(FileNotFoundError):
-                bare.unlink()
+            bare = source.with_name(f"{BARE_PREFIX}{source.name}")
             os.link(source, bare)
             try:
                 reader = cls(bare, lambda: bare.unlink(missing_ok=True))
