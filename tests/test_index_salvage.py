@@ -8,6 +8,7 @@ import hashlib
 import re
 import shutil
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 import duckdb
@@ -18,6 +19,7 @@ import pytest
 from tests.conftest import write
 from tests.damagekit import blocks_of, garble, garble_blocks_of
 from tests.fakes import FakeOllama
+from tests.test_queue import gray_row, gray_vault, json_responder, llm_config
 from vaultmind.config import load_config
 from vaultmind.errors import IndexCorrupt
 from vaultmind.index.arrow import insert_arrow
@@ -27,6 +29,7 @@ from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
 from vaultmind.index.salvage import CHUNK_ROWS, salvage
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
+from vaultmind.queue.workers import WorkerPool
 
 NOTES = 30
 MODEL = "test:vectors"
@@ -91,15 +94,43 @@ def test_vectors_embedded_once_are_not_embedded_again_after_a_quarantine(vault: 
     with Memory.open(config) as memory:
         with pytest.raises(IndexCorrupt) as caught:
             memory.sync()
-        assert f"kept {embedded:,} embeddings" in str(caught.value)
         assert memory.sync().embedded == 0
         assert _texts_sent(fake) == sent, "no text sent to Ollama again"
+        assert f"kept {embedded:,} embeddings" in str(caught.value)
         status = memory.status()
         assert status["index"]["health"] == "rebuilt" and status["notes"]["total"] == NOTES
         assert _kept(status["index"]["notice"]) == embedded
         assert _kept(status["index"]["notice"], "NER results") == recognised
         assert memory.status()["embeddings"]["missing"] == 0
         assert memory.search("word7")["hits"][0]["note_path"] == "n7.md"
+
+
+def test_an_llm_answer_is_not_asked_for_again_after_a_quarantine(vault: Path) -> None:
+    """The admission's LLM answered for a gray leaf; after a quarantine the rebuild decides it
+    from the answer read back, and no job asks Ollama again (before: a second chat request)."""
+    gray_vault(vault)
+    with FakeOllama(responder=json_responder(0.8)) as fake:
+        config = llm_config(vault, fake.host)
+        with Memory.open(config) as memory:
+            memory.sync()
+            pool = WorkerPool(memory.config, memory)
+            assert pool.drain(timeout_s=20) == 1
+            pool.close()
+            decided = gray_row(memory)
+        assert decided[:3] == ("admitted", "llm", 0.8)
+        garble_blocks_of(config.index_path, "notes")
+
+        with Memory.open(config) as memory:
+            with suppress(IndexCorrupt):  # the command that meets the damage (the open may have met it)
+                memory.sync()
+            memory.sync()
+            pool = WorkerPool(memory.config, memory)
+            pool.reconcile()
+            pool.drain(timeout_s=5)
+            pool.close()
+            assert len(fake.requests_to("/api/chat")) == 1, "never asked twice"
+            assert gray_row(memory) == decided
+            assert "1 LLM answer from it" in (memory.index.quarantined or "")
 
 
 def test_an_index_cut_short_gives_back_the_vectors_its_remaining_blocks_hold(vault: Path) -> None:
@@ -206,7 +237,7 @@ def test_only_rows_that_pass_every_check_are_taken(tmp_path: Path) -> None:
         assert index.scalar("SELECT count(*) FROM tags") == 0
         pool = size_bytes(str(index.scalar("SELECT current_setting('memory_limit')")))
         assert pool >= 0.99 * size_bytes(MEMORY_LIMIT), "the pool lowered for the copy is put back"
-        assert "kept 41 embeddings, 2 NER results and 1 LLM answers from it" in (index.quarantined or "")
+        assert "kept 41 embeddings, 2 NER results and 1 LLM answer from it" in (index.quarantined or "")
 
 
 def test_a_file_that_cannot_be_opened_gives_nothing(tmp_path: Path) -> None:

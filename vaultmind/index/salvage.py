@@ -77,7 +77,7 @@ class Cache:
     columns: tuple[tuple[str, str], ...]  # (name, DuckDB type), as this version writes them
     key: tuple[str, ...]  # the columns one row is kept by (one row a key)
     sound: str  # SQL a row must meet to be taken
-    noun: str  # what the notice calls its rows
+    nouns: tuple[str, str]  # what the notice calls one of its rows, and more
     check: Callable[[pa.Table], pa.Table] | None = None  # the rows of a chunk to take, beyond `sound`
 
 
@@ -87,7 +87,7 @@ CACHES = (
         (("content_hash", "VARCHAR"), ("model", "VARCHAR"), ("dim", "INTEGER"), ("vec", "BLOB")),
         ("content_hash", "model"),
         f"{_HASH} AND {_MODEL} AND dim BETWEEN 1 AND {MAX_DIM} AND octet_length(vec) IN (2 * dim, 4 * dim)",
-        "embeddings",
+        ("embedding", "embeddings"),
         _sound_vectors,
     ),
     Cache(
@@ -95,7 +95,7 @@ CACHES = (
         (("content_hash", "VARCHAR"), ("model", "VARCHAR"), ("spans", "VARCHAR")),
         ("content_hash", "model"),
         f"{_HASH} AND {_MODEL} AND json_valid(spans) AND json_type(spans) = 'ARRAY'",
-        "NER results",
+        ("NER result", "NER results"),
     ),
     Cache(
         "llm_cache",
@@ -106,7 +106,7 @@ CACHES = (
         ("task", "content_hash", "model", "prompt_hash"),
         f"{_HASH} AND {_MODEL} AND length(task) BETWEEN 1 AND 64 AND regexp_full_match(prompt_hash, '[0-9a-f]{{12}}') "
         "AND created_ms >= 0",
-        "LLM answers",
+        ("LLM answer", "LLM answers"),
     ),
 )
 # `meta` keys that describe the vectors kept (the window each model's texts were read in), kept
@@ -122,7 +122,7 @@ class Salvaged:
 
     def said(self) -> str | None:
         """"kept 48,210 embeddings and 310 LLM answers from it" (None: nothing was kept)."""
-        parts = [f"{self.rows[c.table]:,} {c.noun}" for c in CACHES if self.rows.get(c.table)]
+        parts = [f"{n:,} {c.nouns[n != 1]}" for c in CACHES if (n := self.rows.get(c.table, 0))]
         if not parts:
             return None
         listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
