@@ -15,6 +15,7 @@ import pytest
 
 import vaultmind
 from tests.conftest import READY_S, end_process, run_main, running_daemon, until, write
+from tests.damagekit import cut_after_metadata, garble_blocks_of
 from vaultmind.config import load_config
 from vaultmind.errors import IndexCorrupt
 from vaultmind.index.damage import HEADER_BYTES, damaged
@@ -37,47 +38,9 @@ def _indexed_vault(vault: Path) -> Path:
     return config.index_path
 
 
-def _garble_blocks_of(path: Path, table: str) -> None:
-    """Overwrite what follows the checksum of every block that holds rows of `table`, as bit rot
-    or a bad copy would: the file opens, a read of those rows fails."""
-    con = duckdb.connect(str(path))
-    blocks = sorted(
-        {
-            int(b)
-            for (b,) in con.execute(
-                f"SELECT block_id FROM pragma_storage_info('{table}') WHERE block_id >= 0"
-            ).fetchall()
-        }
-    )
-    block_size = int(con.execute("SELECT block_size FROM pragma_database_size()").fetchone()[0])  # type: ignore[index]
-    con.close()
-    assert blocks, f"{table} has rows in the file"
-    with path.open("r+b") as file:
-        for block in blocks:
-            file.seek(HEADER_BYTES + block * block_size + 8)
-            file.write(b"\xa5" * 4096)
-
-
-def _cut_after_metadata(path: Path) -> int:
-    """Cut the file short after its last metadata block, as a half-done copy or a disk that
-    filled meanwhile would: it opens (DuckDB reads only the headers and metadata then), and its
-    data blocks are gone. The length it was cut to."""
-    con = duckdb.connect(str(path), read_only=True)
-    last_metadata = max(
-        int(row[0]) for row in con.execute("SELECT block_id FROM pragma_metadata_info()").fetchall()
-    )
-    block_size, blocks = con.execute("SELECT block_size, total_blocks FROM pragma_database_size()").fetchone()  # type: ignore[misc]
-    con.close()
-    assert last_metadata + 1 < blocks, "data blocks follow the metadata"
-    length = HEADER_BYTES + (last_metadata + 1) * int(block_size)
-    with path.open("r+b") as file:
-        file.truncate(length)
-    return length
-
-
 def test_an_index_cut_short_is_moved_aside_when_opened_and_rebuilt(vault: Path) -> None:
     path = _indexed_vault(vault)
-    length = _cut_after_metadata(path)
+    length = cut_after_metadata(path)
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         assert memory.index.quarantined is not None and "cut short" in memory.index.quarantined
@@ -129,7 +92,7 @@ def test_a_damaged_block_a_command_meets_moves_the_file_aside_once(
     run_main(capsys, "sync", "--vault", str(cli_vault))  # the entity note the reindex wrote, indexed too
     _, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
     indexed = status["notes"]["total"]
-    _garble_blocks_of(path, "notes")
+    garble_blocks_of(path, "notes")
 
     code, _, err = run_main(capsys, "sync", "--vault", str(cli_vault))
     assert code == 1
@@ -150,7 +113,7 @@ def test_a_damaged_block_a_command_meets_moves_the_file_aside_once(
 @pytest.mark.slow
 def test_a_daemon_on_a_damaged_file_moves_it_aside_and_serves_a_rebuilt_index(vault: Path) -> None:
     path = _indexed_vault(vault)
-    _garble_blocks_of(path, "notes")
+    garble_blocks_of(path, "notes")
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
     with running_daemon(config) as (memory, _):
         until(lambda: memory.index.scalar("SELECT count(*) FROM notes") == NOTES, READY_S)
@@ -161,7 +124,7 @@ def test_a_daemon_on_a_damaged_file_moves_it_aside_and_serves_a_rebuilt_index(va
 
 def test_nested_guards_move_a_damaged_file_aside_once(vault: Path) -> None:
     path = _indexed_vault(vault)
-    _garble_blocks_of(path, "leaves")
+    garble_blocks_of(path, "leaves")
     with Index.open(path) as index:
         with pytest.raises(IndexCorrupt), index.replaced_when_broken(), index.transaction() as con:
             con.execute("SELECT sum(length(text)) FROM leaves").fetchall()

@@ -7,11 +7,13 @@ import shutil
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
+from typing import NamedTuple
 
 import duckdb
 
 from vaultmind.index.connection import connect
 from vaultmind.index.migrate import migrate
+from vaultmind.index.salvage import salvage
 
 QUARANTINE_DIR = "quarantine"
 QUARANTINE_NOTICE = "notice.txt"  # the last quarantine's notice, until a status reports it
@@ -70,10 +72,24 @@ def take_quarantine_notice(path: Path | None, *, keep: bool = False) -> str | No
     return notice or None
 
 
-def fresh_index(path: Path, reason: str) -> tuple[duckdb.DuckDBPyConnection, str, Path]:
-    """Move the index file at `path` aside and open an empty one in its place; the notice
-    says why and where the old one went (kept for the next `status`), then where it went."""
+class Fresh(NamedTuple):
+    """An empty index opened in the place of one moved aside."""
+
+    con: duckdb.DuckDBPyConnection
+    notice: str  # why, where the old file went, what was kept of it (`status` reports it)
+    moved: Path  # where the old file went
+    kept: str | None  # what was read back of it ("kept 48,210 embeddings from it"), None: nothing
+
+
+def fresh_index(path: Path, reason: str) -> Fresh:
+    """Move the index file at `path` aside and open an empty one in its place, holding what
+    could be read back of the moved file's caches (`salvage`: vectors, NER results, LLM
+    answers, which the rebuild then need not compute again); the notice says why, where the
+    old one went and what was kept of it, and is kept for the next `status`."""
     moved = quarantine(path)
     con = connect(path)
     migrate(con)
-    return con, keep_notice(path, f"{reason}; moved to {moved}"), moved
+    kept = salvage(moved, con).said()
+    con.execute("CHECKPOINT")  # the copied rows in the file, the WAL empty (see `Index._checkpoint_row_groups`)
+    notice = f"{reason}; moved to {moved}" + (f"; {kept}" if kept else "")
+    return Fresh(con, keep_notice(path, notice), moved, kept)

@@ -109,8 +109,8 @@ class Index:
                     raise
             if not migrations_compatible(con):
                 con.close()
-                con, notice, _ = fresh_index(path, "index was written by an incompatible version")
-                return cls(con, path, notice)
+                fresh = fresh_index(path, "index was written by an incompatible version")
+                return cls(fresh.con, path, fresh.notice)
             migrate(con, progress)
             create_suspended_indexes(con)
             return cls(con, path, None)
@@ -127,8 +127,8 @@ class Index:
             if denied is not None:  # a sound index this user cannot write: not a broken one
                 raise denied from exc
             log.warning("index %s could not be opened (%s); moving it aside", path, exc)
-            con, notice, _ = fresh_index(path, f"index could not be opened ({_short(exc)})")
-            return cls(con, path, notice)
+            fresh = fresh_index(path, f"index could not be opened ({_short(exc)})")
+            return cls(fresh.con, path, fresh.notice)
 
     @property
     def tables(self) -> frozenset[str]:
@@ -230,10 +230,10 @@ class Index:
             if self.path is None or any(link in self._handled for link in chain(exc)):
                 raise
             if damaged(exc, self.path):
-                moved = self._replace(exc, "index file was damaged")
+                moved, kept = self._replace(exc, "index file was damaged")
                 raise IndexCorrupt(
                     f"the index file was damaged ({_short(exc)}); it was moved to {moved} and an empty one "
-                    "put in its place, which the next sync fills from the vault",
+                    "put in its place, which the next sync fills from the vault" + (f" ({kept})" if kept else ""),
                     path=self.path,
                     hint="run the same command again (the vault is the record: nothing in it is lost)",
                 ) from exc
@@ -241,8 +241,9 @@ class Index:
                 self._replace(exc, "index was invalidated")
             raise
 
-    def _replace(self, exc: BaseException, why: str) -> Path:
-        """Move the file aside for `exc` and open a fresh one; where the file went."""
+    def _replace(self, exc: BaseException, why: str) -> tuple[Path, str | None]:
+        """Move the file aside for `exc` and open a fresh one; where the file went, and what
+        was kept of it (`Fresh.kept`)."""
         assert self.path is not None
         with self.lock:
             self._handled.append(exc)
@@ -250,14 +251,14 @@ class Index:
             with suppress(duckdb.Error):
                 self.con.close()
             log.error("the %s (%s): %s; moving it aside", why, self.path, _short(exc))
-            self.con, self.quarantined, moved = fresh_index(self.path, f"{why} ({_short(exc)})")
+            self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({_short(exc)})")
             self._tables = None
             self._views.clear()
             self._bulk = False
             self._sizes = None
             self.replaced += 1
             self._changed()
-            return moved
+            return moved, kept
 
     def _changed(self, *, ner_step: bool = False) -> None:
         self.generation += 1
