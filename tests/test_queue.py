@@ -32,6 +32,7 @@ from vaultmind.memory import Memory
 from vaultmind.queue.failures import BACKOFF, FailureClass, JobFailure, classify
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.reconcile import REQUEUE_FAILED_AFTER_MS, reconcile
+from vaultmind.queue.status import queue_status
 from vaultmind.queue.store import (
     NewJob,
     cancel,
@@ -41,7 +42,6 @@ from vaultmind.queue.store import (
     fail,
     get_job,
     now_ms,
-    queue_status,
     release_running,
     retry,
 )

@@ -18,7 +18,7 @@ from vaultmind.admission.decide import Policy
 from vaultmind.config import Config
 from vaultmind.errors import ConfigError
 from vaultmind.memory import Memory
-from vaultmind.queue.store import queue_status
+from vaultmind.queue.status import queue_status
 from vaultmind.queue.workers import WorkerPool
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.view import maintain, tree_view

@@ -200,7 +200,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
     user's status."""
     from vaultmind.entities.backfill import entity_deriver
     from vaultmind.ingest.warnings_kept import kept_warnings
-    from vaultmind.queue.store import queue_status
+    from vaultmind.queue.status import queue_status
 
     idx = memory.index
     config = memory.config

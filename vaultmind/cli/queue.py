@@ -86,7 +86,7 @@ def cmd_queue(args: argparse.Namespace) -> int:
         pool = WorkerPool(config, memory)
         ran = None
         if args.run:
-            from vaultmind.queue.store import queue_status
+            from vaultmind.queue.status import queue_status
 
             memory.sync()
             pool.reconcile()

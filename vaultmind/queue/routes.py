@@ -23,7 +23,8 @@ Route = Callable[["Memory", dict[str, Any]], Any]
 
 def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) -> dict[str, Any]:
     from vaultmind.admission import admission_status
-    from vaultmind.queue.store import list_jobs, queue_status
+    from vaultmind.queue.status import queue_status
+    from vaultmind.queue.store import list_jobs
 
     report = queue_status(index, vault=vault)
     report["admission"] = admission_status(index)
