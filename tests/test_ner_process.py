@@ -425,3 +425,58 @@ def test_a_ready_daemons_status_counts_what_waits_as_the_rows_say_through_copies
         assert status["embeddings"]["missing"] == 0
     assert before["leaves"] == after["leaves"] == leaves < during["leaves"]
     assert during["embeddings"]["embedded"] == during["leaves"]
+
+
+def test_a_held_child_outlives_its_idle_time_and_leaves_after_the_hold(model: str) -> None:
+    process = ModelProcess(model, 8, idle_s=0.5)
+    try:
+        with process.hold():
+            first = process.analyze(TEXTS[:1])
+            pid = process.pid
+            time.sleep(1.5)
+            assert process.pid == pid, "the child was stopped as idle while held"
+            assert process.analyze(TEXTS[:1]) == first
+        assert until(lambda: process.pid is None), "the child outlived its idle time after the hold"
+        assert process.started == 1
+    finally:
+        process.stop()
+
+
+def test_a_catch_up_that_pauses_for_saves_keeps_one_model_process(
+    vault: Path, model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon's NER catch-up waits for a pause in saves between its batches, up to
+    `YIELD_TIMEOUT_S` (a minute) while the user keeps saving; the model's process was stopped
+    as idle in every such wait (`IDLE_S`, also a minute) and spaCy loaded again for the next
+    batch: a 2,000-note vault's catch-up restarted the model every minute or two."""
+    import threading
+
+    import vaultmind.entities.ner_process as ner_process
+    import vaultmind.memory as memory_module
+
+    monkeypatch.setattr(memory_module, "BACKGROUND_NER_BATCH", 1)
+    monkeypatch.setattr(memory_module, "YIELD_TIMEOUT_S", 1.0)  # longer than the idle time below
+    monkeypatch.setattr(ner_process, "IDLE_S", 0.5)
+    for i, name in enumerate(["Angela Merkel", "Tim Cook", "Zoë O'Brien"]):
+        write(vault, f"notes/n{i}.md", f"{name} spoke in Berlin about item {i}.\n")
+    saving = threading.Event()
+    with Memory.open(load_config(vault, embed_provider="none")) as m:
+        m.serve()
+        m.sync()
+        deriver = entity_deriver(m)
+        assert deriver is not None and ner_pending(m.index, deriver) >= 3
+
+        def keep_saving() -> None:  # foreground work all along: every pause waits its full timeout
+            with m.foreground():
+                saving.wait(60)
+
+        saver = threading.Thread(target=keep_saving)
+        saver.start()
+        try:
+            m.enrich(background=True)
+        finally:
+            saving.set()
+            saver.join()
+        assert ner_pending(m.index, deriver) == 0
+        assert deriver.ner._runner.started == 1
+        assert until(lambda: deriver.ner.process_id is None), "the model's process was never stopped as idle"

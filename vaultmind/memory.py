@@ -6,6 +6,7 @@ async adapters run it in a worker thread.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import logging
 import threading
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
+YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before its next step
 # while serving: allocations between collections of the youngest generation (Python's default:
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
@@ -221,11 +223,12 @@ class Memory:
                 if self._foreground == 0:
                     self._idle.set()
 
-    def yield_to_foreground(self, quiet_s: float = QUIET_S, timeout: float = 60.0) -> None:
+    def yield_to_foreground(self, quiet_s: float = QUIET_S, timeout: float | None = None) -> None:
         """Called by background work between steps: wait while foreground work is pending,
         and until none has happened for `quiet_s` (someone typing in Obsidian saves every
-        second or two: enrichment waits for a pause). Gives up waiting after `timeout`."""
-        deadline = time.monotonic() + timeout
+        second or two: enrichment waits for a pause). Gives up waiting after `timeout`
+        (default `YIELD_TIMEOUT_S`)."""
+        deadline = time.monotonic() + (YIELD_TIMEOUT_S if timeout is None else timeout)
         while not self.stopping.is_set():
             left = deadline - time.monotonic()
             if left <= 0:
@@ -301,7 +304,7 @@ class Memory:
 
         NER commits batch by batch without holding the sync lock, so saves are applied
         meanwhile; in the `background` (the daemon) it also pauses while one is pending."""
-        from vaultmind.entities.backfill import complete_ner
+        from vaultmind.entities.backfill import complete_ner, entity_deriver
         from vaultmind.entities.notes import create_entity_notes
         from vaultmind.entities.resolve import forget_names
 
@@ -321,11 +324,14 @@ class Memory:
             if progress is not None:
                 progress(phase, done, total)
 
+        deriver = entity_deriver(self)
         try:
             if background:
                 step("ner", 0, 0)
                 self.prepare_reads()  # what the save that woke the upkeep changed
-            recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
+            # the model's process stays while texts wait, however long the pauses for saves
+            with deriver.ner.kept() if deriver is not None else contextlib.nullcontext():
+                recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
             if background:
                 forget_names()  # the catch-up's memos: a serving daemon keeps no bulk pass's
                 step("ner", recognised, recognised)

@@ -77,6 +77,10 @@ class ModelRunner(Protocol):
         """Stop at once from any thread, the batch in hand too (it raises `ModelStopped`)."""
         ...
 
+    def hold(self) -> contextlib.AbstractContextManager[None]:
+        """Keep the model running while held, however long between texts (more are coming)."""
+        ...
+
 
 _LOADED: dict[str, Any] = {}
 _LOAD_FAILED: dict[str, str] = {}
@@ -269,6 +273,12 @@ class NerEngine:
         if self._runner is not None:
             self._runner.stop()
         self._runner = runner
+
+    def kept(self) -> contextlib.AbstractContextManager[None]:
+        """Keep the model's child process, if any, while texts are still to come: a catch-up
+        that pauses for saves between its batches must not see the child stopped as idle in a
+        pause and load the model again for its next batch (`ModelRunner.hold`)."""
+        return self._runner.hold() if self._runner is not None else contextlib.nullcontext()
 
     @property
     def process_id(self) -> int | None:

@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from vaultmind.child import python_command, python_env
 from vaultmind.entities.ner import ModelFailed, ModelStopped, NerEngine, RawSpan
@@ -40,11 +40,13 @@ INTERRUPT_WAIT_S = 0.5  # for an interrupted child to leave after SIGTERM before
 class ModelProcess:
     """The parent's side: one child at a time, started on demand, stopped when idle."""
 
-    def __init__(self, package: str, batch: int, idle_s: float = IDLE_S):
+    def __init__(self, package: str, batch: int, idle_s: float | None = None):
         self.package = package
         self.batch = batch
-        self.idle_s = idle_s
+        self.idle_s = IDLE_S if idle_s is None else idle_s
         self.started = 0  # children started so far
+        self._holds = 0  # `hold`s in force: the child is not idle, more texts are coming
+        self._holds_lock = threading.Lock()
         self._lock = threading.Lock()  # one batch at a time; the idle watcher takes it to stop
         self._child: subprocess.Popen[str] | None = None
         self._last = 0.0  # when the last batch was answered (monotonic)
@@ -71,6 +73,21 @@ class ModelProcess:
                 raise ModelFailed(str(answer["failed"]))
             self._watch()
         return [[(int(s), int(e), str(label)) for s, e, label in spans] for spans in answer["spans"]]
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """Keep the child while held: a catch-up waits up to a minute for a pause in saves
+        between its batches, as long as `idle_s`, and the child was stopped as idle in that
+        wait and started again (spaCy and the model loaded anew) for the next batch. Its idle
+        time counts from the end of the hold."""
+        with self._holds_lock:
+            self._holds += 1
+        try:
+            yield
+        finally:
+            with self._holds_lock:
+                self._holds -= 1
+                self._last = max(self._last, time.monotonic())
 
     def stop(self) -> None:
         """Stop the child now (the next batch starts another)."""
@@ -156,7 +173,7 @@ class ModelProcess:
             with self._lock:
                 if self._child is None:
                     return
-                left = self._last + self.idle_s - time.monotonic()
+                left = self.idle_s if self._holds else self._last + self.idle_s - time.monotonic()
                 if left <= 0:
                     log.info("NER: stopping the model's process after %.0f s without texts", self.idle_s)
                     self._stop_child()
