@@ -207,3 +207,19 @@ def test_flush_sends_a_time_to_the_daemon_only_when_given(vault: Path, daemon: M
         assert run_main(capsys, "flush", "--vault", str(vault), "--json")[0] == 0
         assert run_main(capsys, "flush", "--vault", str(vault), "--at", "2030-05-06", "--json")[0] == 0
     assert "at" not in sent[0] and sent[1]["at"].startswith("2030-05-06"), sent
+
+
+def test_work_asked_for_the_moment_a_run_ends_runs_rather_than_joining_the_ended_run() -> None:
+    """A run's answer was handed to those waiting before the run was let go of: a request that
+    came in between joined a run already over, answered with work done before it asked. (The
+    request comes as the answer is handed over: in a callback of the run's future.)"""
+    joined = Joined()
+    later: list[dict[str, Any]] = []
+
+    def first() -> dict[str, Any]:
+        running = joined._running["sync"]  # the moment its answer is handed over, another asks
+        running.add_done_callback(lambda _: later.append(joined.run("sync", lambda: {"run": "second"})))
+        return {"run": "first"}
+
+    assert joined.run("sync", first) == {"run": "first"}
+    assert later == [{"run": "second"}]
