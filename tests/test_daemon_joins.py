@@ -149,3 +149,77 @@ def test_a_joined_flush_says_it_joined_the_one_running(capsys: pytest.CaptureFix
     assert said.startswith("vaultmind: the daemon was already running this flush; its report:\n"), said
     print_report(SealReport().to_dict())
     assert "already running" not in capsys.readouterr().out
+
+
+def test_a_flush_as_of_another_time_runs_on_its_own_and_a_retry_joins(vault: Path, daemon: Memory) -> None:
+    """`vaultmind flush --at LATER` asked while a flush as of now ran was answered with that
+    run's report (`joined`): the sessions quiet by LATER were never sealed. A flush as of
+    another time is other work; the retry of the same command (no `--at`) still joins."""
+    client = find_daemon(daemon.config)
+    assert client is not None
+    answers: dict[str, dict[str, Any]] = {}
+
+    def flush(name: str, body: dict[str, Any]) -> threading.Thread:
+        thread = threading.Thread(target=lambda: answers.__setitem__(name, client.call("POST", "/v1/flush", body, timeout=WAIT_S)))
+        thread.start()
+        return thread
+
+    taken, go = threading.Event(), threading.Event()
+
+    def hold() -> None:  # a pass of the background upkeep sealing: a flush waits for it
+        with daemon.seal_lock:
+            taken.set()
+            go.wait(WAIT_S)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert taken.wait(WAIT_S)
+    try:
+        threads = [flush("first", {"all": False, "max_stale": 10})]
+        time.sleep(0.5)
+        threads += [flush("later", {"all": False, "at": "2099-01-01T00:00:00+00:00", "max_stale": 10})]
+        threads += [flush("retry", {"all": False, "max_stale": 10})]
+        time.sleep(0.5)
+    finally:
+        go.set()
+    for thread in (holder, *threads):
+        thread.join(WAIT_S)
+    assert not answers["first"].get("joined") and answers["retry"].get("joined") is True, answers
+    assert not answers["later"].get("joined"), answers["later"]
+
+
+def test_flush_sends_a_time_to_the_daemon_only_when_given(vault: Path, daemon: Memory, capsys: pytest.CaptureFixture[str]) -> None:
+    """The command sent its own clock as `at` on every run, so a retry of `vaultmind flush`
+    was a flush as of another moment and could not join the one running; now the daemon's
+    clock is "now", and `--at` is sent as given."""
+    from vaultmind import client as client_module
+
+    sent: list[dict[str, Any]] = []
+    real = client_module.DaemonClient.call
+
+    def recorded(self: Any, method: str, path: str, body: Any = None, **kw: Any) -> Any:
+        if path == "/v1/flush":
+            sent.append(dict(body))
+        return real(self, method, path, body, **kw)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(client_module.DaemonClient, "call", recorded)
+        assert run_main(capsys, "flush", "--vault", str(vault), "--json")[0] == 0
+        assert run_main(capsys, "flush", "--vault", str(vault), "--at", "2030-05-06", "--json")[0] == 0
+    assert "at" not in sent[0] and sent[1]["at"].startswith("2030-05-06"), sent
+
+
+def test_work_asked_for_the_moment_a_run_ends_runs_rather_than_joining_the_ended_run() -> None:
+    """A run's answer was handed to those waiting before the run was let go of: a request that
+    came in between joined a run already over, answered with work done before it asked. (The
+    request comes as the answer is handed over: in a callback of the run's future.)"""
+    joined = Joined()
+    later: list[dict[str, Any]] = []
+
+    def first() -> dict[str, Any]:
+        running = joined._running["sync"]  # the moment its answer is handed over, another asks
+        running.add_done_callback(lambda _: later.append(joined.run("sync", lambda: {"run": "second"})))
+        return {"run": "first"}
+
+    assert joined.run("sync", first) == {"run": "first"}
+    assert later == [{"run": "second"}]

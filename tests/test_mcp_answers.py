@@ -34,6 +34,19 @@ def _tool(server: McpServer, **arguments: Any) -> dict[str, Any]:
     return result
 
 
+def test_a_hit_names_its_tree_which_query_source_takes(memory: Memory, vault: Path) -> None:
+    """query_source takes a source's id, or a tree of your notes, "as a hit's `tree` names it":
+    the compact hit an agent got had no `tree`, so it could not narrow to a hit's source."""
+    write(vault, "Meetings/standup.md", "# Standup\n\nThe kayak rack repair is due on Friday.\n")
+    write(vault, "Log/other.md", "# Other\n\nThe kayak club meets at the harbor.\n")
+    memory.sync()
+    server = McpServer(memory.query)
+    found = _tool(server, mode="search", query="kayak rack repair", limit=1)["structuredContent"]["hits"][0]
+    assert found["note_path"] == "Meetings/standup.md" and found["tree"] == "notes:Meetings", found
+    narrowed = _tool(server, mode="query_source", source_id=found["tree"], query="kayak")["structuredContent"]
+    assert [h["note_path"] for h in narrowed["hits"]] == ["Meetings/standup.md"], narrowed
+
+
 def test_hits_come_to_an_agent_without_the_ranking_internals_unless_it_asks(memory: Memory, vault: Path) -> None:
     """A walk's text was 7 times its hits' content: each hit carried its score's breakdown (~40
     parts), its tree, message ids, child ids, and `structuredContent` said it all again."""
@@ -49,7 +62,7 @@ def test_hits_come_to_an_agent_without_the_ranking_internals_unless_it_asks(memo
     assert [h["node_id"] for h in told["hits"]] == [h["node_id"] for h in api["hits"]]
     hit = told["hits"][0]
     assert {"node_id", "node_kind", "title", "note_path", "anchor", "link", "content", "score"} <= set(hit)
-    assert "breakdown" not in hit and "message_ids" not in hit and "tree" not in hit
+    assert "breakdown" not in hit and "message_ids" not in hit and "scope" not in hit
     content = sum(len(h["content"]) for h in api["hits"])
     text = walked["content"][0]["text"]
     assert len(text) < 2 * content and 4 * content < len(json.dumps(api)), (len(text), content, text)

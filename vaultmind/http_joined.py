@@ -37,11 +37,15 @@ class Joined:
         try:
             answer = work()
         except BaseException as exc:
+            self._ended(key)
             mine.set_exception(exc)
             raise
-        else:
-            mine.set_result(answer)
-            return answer
-        finally:
-            with self._lock:
-                del self._running[key]
+        self._ended(key)
+        mine.set_result(answer)
+        return answer
+
+    def _ended(self, key: Hashable) -> None:
+        """The run of `key` is over: a request from now on runs the work again, never joins it.
+        (Done before its answer is handed over: one asked in between joined a run already over.)"""
+        with self._lock:
+            del self._running[key]

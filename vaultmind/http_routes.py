@@ -202,9 +202,10 @@ def daemon_routes(
 
     routes[("POST", "/v1/sync")] = sync
     routes[("POST", "/v1/reindex")] = lambda m, b: once.run("reindex", lambda: _reindex(m, b, on_batch))
-    # (a flush's `at` is the asker's clock, a moment later at each retry: the same flush all the same)
+    # (a flush as of another time is other work: its `at` is part of what it is; the command
+    # line sends one only when `--at` gives it, so that its retries are the same flush)
     routes[("POST", "/v1/flush")] = lambda m, b: once.run(
-        ("flush", json.dumps([b.get("all"), b.get("max_stale")])), lambda: flush(m, b)
+        ("flush", json.dumps([b.get("all"), b.get("at"), b.get("max_stale")])), lambda: flush(m, b)
     )
     routes[("GET", "/v1/health")] = lambda m, b: _health(m, ready(), doing)
     return routes

@@ -1,21 +1,23 @@
 """What the MCP server answers a `memory_tree` call with: each hit as an agent uses it.
 
 A mode's answer is the API's (`/v1/query`): every hit with its score's ~40-part breakdown, its
-child ids, message ids and tree. Said whole to an agent, it was 5–7 times the hits' content
+child ids, message ids and scope. Said whole to an agent, it was 5–7 times the hits' content
 (a walk of 10 hits: 21 KB of text for 3 KB of content, and as much again in
 `structuredContent`), all of it in the model's context in every session. An agent reads a
-hit's id (to drill down or fetch), its note, anchor and link (to cite), title, author, time,
-entities, content and score: that is the hit it gets. `scores: true` (the tool's argument)
-gives the breakdown too, for an agent or a person asking why something ranked.
+hit's id (to drill down or fetch), its note, anchor and link (to cite), its tree (query_source's
+`source_id`, to narrow to it), title, author, time, entities, content and score: that is the
+hit it gets. `scores: true` (the tool's argument) gives the breakdown too, for an agent or a
+person asking why something ranked.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-# A hit's fields an agent is given, in this order (the rest are the API's and `--json`'s)
+# A hit's fields an agent is given, in this order (the rest are the API's and `--json`'s);
+# its `tree` is what query_source's `source_id` takes to narrow to the hit's source
 AGENT_FIELDS = (
-    "node_id", "node_kind", "title", "note_path", "anchor", "link", "author", "to", "cc", "time_range",
+    "node_id", "node_kind", "title", "note_path", "anchor", "link", "tree", "author", "to", "cc", "time_range",
     "level", "entities", "source_refs", "content", "score",
 )  # fmt: skip
 # A summary folds dozens of messages: their first sources cite it, the count says how many more

@@ -90,7 +90,8 @@ def cmd_flush(args: argparse.Namespace) -> int:
 
     from vaultmind.client import WORK_TIMEOUT_S
 
-    body = {"all": args.all, "at": now.isoformat(), "max_stale": args.max_stale}
+    # the daemon's clock is "now" (the same machine's): a retry is the same flush, and joins it
+    body = {"all": args.all, "max_stale": args.max_stale, **({"at": now.isoformat()} if args.at is not None else {})}
     result = through_daemon_or_local(
         config_from_args(args),
         lambda c: c.call("POST", "/v1/flush", body, timeout=WORK_TIMEOUT_S),
