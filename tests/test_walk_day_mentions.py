@@ -343,3 +343,23 @@ def test_a_week_across_two_years_finds_the_days_of_both_months(vault: Path) -> N
         found = _contents(memory, "What happened between 29 December 2024 and 4 January 2025?", datetime(2025, 2, 1))
         for said in ("30 December", "2 January", "2025/01/03", "31/12/2024", "2025-01-01"):
             assert any(said in c for c in found), (said, found)
+
+
+def test_a_week_reads_as_many_leaves_a_day_as_a_day_asked_alone(vault: Path) -> None:
+    """Hundreds of leaves written in a week hold "april" and one of its days' numbers ("April
+    stock: 16 crates"): the plan written in January that names 19 April is still read and found
+    for "last week" (one look-up for the week's days, but `SCAN_LIMIT` leaves read for each)."""
+    from vaultmind.retrieval.day_mentions import SCAN_LIMIT, day_mentions
+    from vaultmind.retrieval.timeparse import parse_time_window
+
+    write_chat(vault, "2024-01-10", [("Alice Chen", "Launch is on 19 April, book the hall for the whole crew.")])
+    for day in range(14, 22):  # more such leaves than a day's read, all written nearer the week
+        write_chat(vault, f"2024-04-{day}", [("Bob Stone", f"April stock: 16 crates of item {day}-{i}.") for i in range(60)])
+    assert SCAN_LIMIT < 8 * 60
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        now = datetime(2024, 4, 24, 12)
+        window = parse_time_window("What happened last week?", now)
+        assert window is not None
+        texts = memory.leaves.texts(day_mentions(memory, window, now))
+        assert any("Launch is on 19 April" in t for t in texts.values()), texts
