@@ -306,3 +306,60 @@ def test_the_dates_of_new_days_are_read_by_a_pattern_made_once_a_month() -> None
     for text in ("on 23 April", "April 23rd, 2024", "2024-04-23"):
         assert names_day(first, text, MAY) and not names_day(other, text, MAY), text
     assert names_day(other, "the 3rd of April", MAY) and not names_day(first, "April 2024", MAY)
+
+
+def test_a_day_after_a_verb_of_an_event_or_a_determiner_is_a_day() -> None:
+    """ "Grandpa passed 11/15", "Project completed 11/15", "We finished 11/15." name 15 November,
+    as do "the 11/15 reviews" (a plural after "the" is what that day holds); a count still
+    reads as one: "11/15 tests passed", "completed 11/15 tasks", "scored 11/15"."""
+    from vaultmind.retrieval.day_numbers import numeric_dates
+
+    for text in ("Grandpa passed 11/15, peacefully.", "Project completed 11/15", "We finished 11/15.",
+                 "Rescheduled the 11/15 reviews", "our 11/15 games"):  # fmt: skip
+        assert numeric_dates(text, "mdy") == [(11, 15, None)], text
+    for text in ("11/15 tests passed", "completed 11/15 tasks", "scored 11/15", "passed 11/15 checks"):
+        assert numeric_dates(text, "mdy") == [], text
+
+
+def test_a_passing_said_in_numbers_is_found_for_its_day(vault: Path) -> None:
+    """A death told in numbers, "passed 11/15", is found when asked what happened that day."""
+    write_chat(vault, "2024-11-20", [("Alice Chen", "Grandpa passed 11/15, peacefully, with all of us around him.")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened on 15 November 2024?", datetime(2024, 12, 1))
+        assert any("Grandpa passed" in c for c in found), found
+
+
+def test_a_week_across_two_years_finds_the_days_of_both_months(vault: Path) -> None:
+    """A week from 29 December to 4 January is looked up in December's days and January's, by
+    their names, ISO dates and numbers (year first too)."""
+    write_chat(vault, "2024-12-10", [("Alice Chen", "Harbour party on 30 December, the big one."),
+                                     ("Bob Stone", "Ferry trip booked for 2 January 2025 early.")])  # fmt: skip
+    write_chat(vault, "2024-12-11", [("Dana Whitfield", "Inventory count 2025/01/03 at the depot."),
+                                     ("Marco Ruiz", "Dentist 31/12/2024 at nine.")])  # fmt: skip
+    write(vault, "Plan.md", "# Plan\n\nReview on 2025-01-01 with the team.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        found = _contents(memory, "What happened between 29 December 2024 and 4 January 2025?", datetime(2025, 2, 1))
+        for said in ("30 December", "2 January", "2025/01/03", "31/12/2024", "2025-01-01"):
+            assert any(said in c for c in found), (said, found)
+
+
+def test_a_week_reads_as_many_leaves_a_day_as_a_day_asked_alone(vault: Path) -> None:
+    """Hundreds of leaves written in a week hold "april" and one of its days' numbers ("April
+    stock: 16 crates"): the plan written in January that names 19 April is still read and found
+    for "last week" (one look-up for the week's days, but `SCAN_LIMIT` leaves read for each)."""
+    from vaultmind.retrieval.day_mentions import SCAN_LIMIT, day_mentions
+    from vaultmind.retrieval.timeparse import parse_time_window
+
+    write_chat(vault, "2024-01-10", [("Alice Chen", "Launch is on 19 April, book the hall for the whole crew.")])
+    for day in range(14, 22):  # more such leaves than a day's read, all written nearer the week
+        write_chat(vault, f"2024-04-{day}", [("Bob Stone", f"April stock: 16 crates of item {day}-{i}.") for i in range(60)])
+    assert SCAN_LIMIT < 8 * 60
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        now = datetime(2024, 4, 24, 12)
+        window = parse_time_window("What happened last week?", now)
+        assert window is not None
+        texts = memory.leaves.texts(day_mentions(memory, window, now))
+        assert any("Launch is on 19 April" in t for t in texts.values()), texts

@@ -8,8 +8,7 @@ A window of at most `MENTION_DAYS` days is looked for by its dates' words: for t
 each of its months at once (a week's seven days are one look-up, not seven), the leaves holding
 one of their days ("23" or "23rd") and their month ("april" or "apr"), or their ISO dates'
 numbers ("2024", "04", "23"), in the lexical index's postings (no scan of every leaf), the
-`SCAN_LIMIT` written nearest them read to confirm that their text names one of the days — as
-many leaves read for a week as for a day, whatever the vault's size: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
+`SCAN_LIMIT` a day written nearest them read to confirm that their text names one of the days: "23 April", "23rd of April", "April 23rd, 2024", "2024-04-23" (on one line, its day's number
 no part of a version, an amount or a time: not "2.23 April", "10:23 April"). A date said without its year
 is the one nearest the day the leaf was written (a plan's "23 April" written in March, a look
 back's written in May); in a leaf without a time, any year's. "May" is a stop word, kept out of
@@ -60,7 +59,7 @@ if TYPE_CHECKING:
     from vaultmind.retrieval.view import MemoryView
 
 MENTION_DAYS = 7  # a window this long or shorter is also looked for in the leaves that name its days
-SCAN_LIMIT = 400  # of the leaves holding a window's days' words (of a month), those read to confirm they name one
+SCAN_LIMIT = 400  # a day, of the leaves holding a window's days' words (of a month), those read to confirm they name one
 BARE_LIMIT = 60  # … for a day of May, found by its day's number alone ("may" is no term)
 RELATIVE_REACH = timedelta(days=14)  # a leaf naming a day by relative words is written this near it
 RELATIVE_LIMIT = 60  # of the leaves holding a relative day word on either side, those read
@@ -98,9 +97,12 @@ def _date_words(days: list[datetime]) -> list[tuple[list[list[str]], int, dateti
     """The term groups a leaf naming one of `days` holds one of each of, each with how many such
     leaves are read and the day they are read nearest: for the days of each month, their days
     and their month ("23" or "23rd", and "april" or "apr"), or their ISO dates' numbers — one
-    look-up of the postings for a week's days, not one for each, and as many leaves read for a
-    week as for a day. Days of May ("may" is no term) by their ordinals ("14th") alone, or by
-    the number too when the window is that one day, the `BARE_LIMIT` written nearest them."""
+    look-up of the postings for a week's days, not one for each. As many leaves are read for
+    each day as for a day asked alone (`SCAN_LIMIT` a day): in a vault where hundreds of leaves
+    near a week hold "april" and one of its days' numbers, a leaf written months before that
+    names one of its days is not crowded out by them. Days of May ("may" is no term) by their
+    ordinals ("14th") alone, or by the number too when the window is that one day, the
+    `BARE_LIMIT` a day written nearest them."""
     out: list[tuple[list[list[str]], int, datetime]] = []
     for (year, month), held in groupby(sorted(days), key=lambda d: (d.year, d.month)):
         same = list(held)
@@ -109,10 +111,10 @@ def _date_words(days: list[datetime]) -> list[tuple[list[list[str]], int, dateti
         ordinals = sorted({t for d in same for t in terms(f"{d.day}{suffix(d.day)}")})
         numbers = sorted({str(d.day) for d in same} | set(ordinals))
         if months:
-            out.append(([numbers, months], SCAN_LIMIT, near))
+            out.append(([numbers, months], SCAN_LIMIT * len(same), near))
         else:
-            out.append(([numbers if len(days) == 1 else ordinals], BARE_LIMIT, near))
-        out.append(([[str(year)], [f"{month:02d}"], sorted({f"{d.day:02d}" for d in same})], SCAN_LIMIT, near))
+            out.append(([numbers if len(days) == 1 else ordinals], BARE_LIMIT * len(same), near))
+        out.append(([[str(year)], [f"{month:02d}"], sorted({f"{d.day:02d}" for d in same})], SCAN_LIMIT * len(same), near))
     return out
 
 

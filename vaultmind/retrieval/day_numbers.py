@@ -14,7 +14,10 @@ Two numbers without a year are a score or a fraction, not a day, when their word
 before them ("scored 11/15", "a score of 13/20", "page 13/20", "rated 14/20", "got 17/20")
 or a plural naming what is counted, or "correct", "wrong", just after them ("11/15 tests
 passed", "13/20 points", "17/20 correct"; not a singular noun: "the 24/10 match" is that
-day's). A written year makes a date of them whatever the words.
+day's, nor a plural after "the", "our" …: "the 11/15 reviews" are that day's). A verb of an
+event done is no count: "Grandpa passed 11/15", "completed 11/15", "finished 11/15" are days
+("11/15 tests passed", "completed 11/15 tasks" are counted by their plural). A written year
+makes a date of them whatever the words.
 
 The leaves are found by their numbers in the lexical index's postings ("23/04/2024" is the
 terms "23", "04", "2024"), the `NUMBERS_LIMIT` written nearest the days (`day_mentions`)."""
@@ -38,7 +41,7 @@ _NUMERIC = re.compile(
 # 13/20", "page 13/20"): a score or a fraction, not a day
 _COUNT_BEFORE = re.compile(
     r"\b(?:scor(?:e|es|ed|ing)|rat(?:e|ed|ing)|grade[ds]?|marks?|marked|pages?|p|chapter|question|level|round"
-    r"|results?|total|tally|ratio|fraction|got|gets|passed|solved|answered|completed|finished|won|lost|out[ \t]+of)"
+    r"|results?|total|tally|ratio|fraction|got|gets|solved|answered|won|lost|out[ \t]+of)"
     r"\.?(?:[ \t]+of)?[ \t]*[:=]?[ \t]*\Z",
     re.IGNORECASE,
 )
@@ -51,6 +54,9 @@ _COUNTED_AFTER = re.compile(
     r"|respondents|cases|reviews|checks|steps|pages|chapters|levels|rounds|correct|wrong)\b",
     re.IGNORECASE,
 )
+# a determiner just before two numbers makes them name the day of what follows: "the 11/15
+# reviews", "our 24/10 games" (a score reads "11/15 reviews", "scored 11/15")
+_DETERMINER_BEFORE = re.compile(r"\b(?:the|this|that|these|those|our|my|your|their|his|her)[ \t]+\Z", re.IGNORECASE)
 _COUNT_REACH = 40  # the characters before two numbers read for a word announcing a count
 
 # what every match of `_NUMERIC` holds: a text without it (most) is passed over unread by the
@@ -99,6 +105,8 @@ def numeric_dates(text: str, order: str) -> list[tuple[int, int, int | None]]:
 def _counts(text: str, m: re.Match[str]) -> bool:
     """Whether the two numbers `m` found in `text` (without a year) are a score or a fraction
     by the words around them: one announcing a count before, or one naming what is counted
-    after (module doc)."""
+    after without a determiner before (module doc)."""
     before = text[max(0, m.start() - _COUNT_REACH) : m.start()]
-    return _COUNT_BEFORE.search(before) is not None or _COUNTED_AFTER.match(text, m.end()) is not None
+    if _COUNT_BEFORE.search(before) is not None:
+        return True
+    return _COUNTED_AFTER.match(text, m.end()) is not None and _DETERMINER_BEFORE.search(before) is None
