@@ -64,6 +64,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             scan=scan,
             source_ref=source_ref or None,
             timestamp=when or None,
+            escaped=_str(data.get("vaultmind")) == "summary",  # its body's markup escapes: `escape_markup`
         )
 
     title = _str(data.get("title"))

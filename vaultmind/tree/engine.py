@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.render import escape_markup
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree import unsealed
 from vaultmind.tree.buffers import BufferItem, buffer, gray_waiting, tree_states
@@ -328,7 +329,7 @@ class _Sealer:
             time_end=hydrated.time_end,
             entities=tuple(summary_entity_links(result.text, hydrated.entities)),
             summarizer=result.summarizer,
-            body=result.text,
+            body=escape_markup(result.text),  # reads as the summarizer wrote it: `%%` opens no comment
             title=summary_title(
                 summary_labels(self.index, [(sid, tree, self._leaves_below(level, group))])[sid],
                 level + 1,
@@ -416,7 +417,8 @@ class _Sealer:
             name = self._summarizer.name if self._summarizer is not None else "(not built)"
             log.warning("summarizer %s failed (%s); using the fallback", name, exc)
             result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
-        if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
+        checked = result.summarizer != fallback.identity  # (its "X said: " may make it longer than one short child)
+        if checked and (count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip())):
             why = (
                 "the summary was longer than its children" if result.text.strip() else "the summary was empty"
             )
