@@ -82,7 +82,8 @@ def section_leaves(
     `budget` is raised to MIN_CHUNK_TOKENS when smaller. `source_ref` (a document source
     note's front matter `source_ref`) and `timestamp` (its `time_end`: the document as of its
     last change) are set on every leaf. `escaped`: the body's prose has the markup escapes of
-    `render.escape_markup` (a summary vaultmind wrote): each leaf's text is read without them.
+    `render.escape_markup` (a summary or a document vaultmind wrote): each leaf's text is read
+    without them.
     """
     if not body.strip():
         return []
