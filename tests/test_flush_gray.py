@@ -20,6 +20,7 @@ from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.view import tree_view
 
 from .conftest import run_main, write
+from .fakes.ollama_server import FakeOllama
 
 NO_OLLAMA = (  # nothing listens on port 9
     '[embeddings]\nprovider = "none"\n\n[entities]\nner_model = "off"\n\n'
@@ -107,3 +108,19 @@ def test_a_flush_seals_no_leaf_after_a_gray_one_and_tree_counts_them_waiting(
             f"the summaries of #launch follow one another in time: {spans}"
         )
         assert _unsummarized_admitted(memory) == []
+
+
+def test_with_an_ollama_that_has_the_model_flush_leaves_gray_messages_to_it_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its answer is the better decision: the command line does not take the rules' instead,
+    and says why a tree stops short of its last messages."""
+    vault = _demo(tmp_path, capsys)
+    with FakeOllama(chat_models=("llama3.2",)) as fake:
+        write(vault, ".vaultmind/config.toml", NO_OLLAMA.replace("http://127.0.0.1:9", fake.host))
+        code, report, err = run_main(capsys, "flush", "--vault", str(vault), "--json")
+        assert code == 0, err
+        assert "gray_decided_by_rules" not in report and report["gray_waiting"]["leaves"] > 0, report
+        assert "queue --run" in report["gray_waiting"]["hint"]
+        code, out, _ = run_main(capsys, "flush", "--vault", str(vault))
+    assert "wait for the LLM's importance decision" in out

@@ -12,7 +12,7 @@ here with the daemon's own functions: a cached answer first, then the rules; the
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import UNREACHABLE, decide_by_rules, policy_of, repair
 from vaultmind.index.tables import has_table
@@ -32,11 +32,27 @@ def decide_gray_without_llm(memory: Memory) -> int:
         return 0  # the common case: no probe of Ollama
     config = memory.config
     policy = policy_of(config)
-    if policy.llm and llm_answers(config.ollama_host, policy.llm_model):
+    if policy.llm and llm_answers(config.ollama_host, config.ollama_chat_model):
         return 0  # the daemon asks it
     with index.transaction() as con:
         repair(con, config)
         return decide_by_rules(con, policy, f"{UNREACHABLE} at {config.ollama_host}: admission by rules")
+
+
+def gray_left(memory: Memory) -> dict[str, Any] | None:
+    """The gray leaves still waiting in the trees after a flush here (an Ollama with the model
+    answers: the daemon, or `queue --run`, asks it), and what asks it now; None when none waits.
+    A flush seals no summary past them: without this, a tree that stops short said nothing of why."""
+    from vaultmind.shell import command_line
+    from vaultmind.tree.buffers import gray_waiting
+    from vaultmind.tree.settings import TreeSettings
+
+    settings = TreeSettings.from_extra(memory.config.extra)
+    left = sum(found.count for found in gray_waiting(memory.index, settings).values())
+    if not left:
+        return None
+    run = command_line("queue", "--run", "--vault", memory.config.vault)
+    return {"leaves": left, "hint": f"`{run}` asks the LLM now (the daemon does it in the background)"}
 
 
 def llm_answers(host: str, model: str) -> bool:

@@ -84,13 +84,18 @@ def cmd_flush(args: argparse.Namespace) -> int:
     now = parse_now(args.at, "--at")
 
     def local(memory: Any) -> dict[str, Any]:
-        from vaultmind.cli.gray import decide_gray_without_llm
+        from vaultmind.cli.gray import decide_gray_without_llm, gray_left
 
         memory.sync()
         decided = decide_gray_without_llm(memory)  # no daemon to do it: else the seals went past them
         shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
         result = maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
-        return {**result, "gray_decided_by_rules": decided} if decided else result
+        if decided:
+            result["gray_decided_by_rules"] = decided
+        left = gray_left(memory)
+        if left is not None:
+            result["gray_waiting"] = left
+        return result
 
     from vaultmind.client import WORK_TIMEOUT_S
 
@@ -222,3 +227,9 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  ! {a['tree']} level {a['level']}: {a['reason']}")
     if result["flushed"]:
         print(f"  flushed: {', '.join(result['flushed'])}")
+    gray = result.get("gray_waiting")
+    if gray:  # a flush seals no summary past them
+        print(
+            f"  {counted(gray['leaves'], 'leaf', 'leaves')} wait for the LLM's importance decision, and the "
+            f"leaves after them in their trees with them: {gray['hint']}"
+        )
