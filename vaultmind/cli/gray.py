@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import UNREACHABLE, decide_by_rules, policy_of, repair
 from vaultmind.index.tables import has_table
+from vaultmind.tree.admitted import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory
@@ -34,9 +35,11 @@ def decide_gray_without_llm(memory: Memory) -> int:
     policy = policy_of(config)
     if policy.llm and llm_answers(config.ollama_host, config.ollama_chat_model):
         return 0  # the daemon asks it
-    with index.transaction() as con:
+    with index.transaction() as con:  # as the daemon's `importance.without_llm`
         repair(con, config)
-        return decide_by_rules(con, policy, f"{UNREACHABLE} at {config.ollama_host}: admission by rules")
+        decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {config.ollama_host}: admission by rules")
+        follow_admission(con, decided)
+    return len(decided)
 
 
 def gray_left(memory: Memory) -> dict[str, Any] | None:
