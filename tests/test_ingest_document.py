@@ -49,7 +49,7 @@ def test_html_structure() -> None:
         "# Q3 report\n\nRevenue grew\n12 %.\n\n## Links\n\n"
         "docs (https://example.com/a), https://example.com, bob@example.com, Bob (bob@example.com), top\n\n"
         "- one\n  - nested\n- two\n\n1. first\n2. second\n\n```\ndef f():\n    return 1\n```\n\n"
-        "A | B\n1 | 2\n\n> quoted\n>\n> twice\n\n---\n\nafter & done"
+        "| A | B |\n| --- | --- |\n| 1 | 2 |\n\n> quoted\n>\n> twice\n\n---\n\nafter & done"
     )
 
 

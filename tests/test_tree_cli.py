@@ -48,6 +48,7 @@ def test_tree_and_flush_commands(vault: Path, capsys: pytest.CaptureFixture[str]
         "leaves": 10,
         "buffered_leaves": 1,
         "buffered_tokens": tokens_of(9, 1),
+        "gray_leaves": 0,
         "summaries": 4,
         "levels": 2,
         "stale": 0,

@@ -178,10 +178,12 @@ def test_a_summary_of_summaries_says_who_said_what_and_when() -> None:
     assert "Harbor Hall is booked for 80 guests" in paragraphs["2024-05-03"]
 
 
-def test_a_message_too_short_to_attribute_is_kept_whole() -> None:
+def test_a_message_too_short_to_attribute_is_kept_whole_and_says_who_said_it() -> None:
+    """Who said it comes on top of the children's length: a summary of one short message is
+    not the bare text, which no reader (nor the summary above it) could attribute."""
     for said in ("Deposit paid", "Link:https://example.org/", "See https://example.com/a/long/path/plan.pdf"):
         child = _message(0, "Author 2", said)
-        assert extractive_summary([child], output_budget(child.tokens)) == said
+        assert extractive_summary([child], output_budget(child.tokens)) == f"Author 2 said: {said}"
 
 
 def test_a_fragment_leaning_on_the_sentence_before_is_not_news() -> None:

@@ -143,9 +143,7 @@ def test_the_fallback_handles_sections_summaries_and_tiny_inputs() -> None:
     assert text.startswith("Tidepool › Plan: Book the venue at Harbor Hall.") and "code" not in text
     tiny = ChildText("t", "Deposit paid", "message", "Alice Chen")
     small = extractive_summary([tiny], output_budget(tiny.tokens))
-    assert (
-        0 < count_tokens(small) <= tiny.tokens
-    )  # never longer than the child, attribution dropped if needed
+    assert small == "Alice Chen said: Deposit paid"  # its text never longer than the child; who said it on top
     assert extractive_summary([ChildText("e", "", "message", "Bob")], 40) == ""
     summaries = [ChildText("x", "Alice booked Harbor Hall. The deposit is paid.", "summary"),
                  ChildText("y", "Bob sent the press kit to Helen Okafor.", "summary")]  # fmt: skip

@@ -292,7 +292,10 @@ def _whole_vault(args: argparse.Namespace, verb: str, route: str, apply: Callabl
     entities' (a run here)."""
 
     def local(memory: Memory) -> dict[str, Any]:
+        from vaultmind.cli.gray import decide_gray_without_llm
+
         result: dict[str, Any] = apply(memory).to_dict()
+        result["gray_decided_by_rules"] = decide_gray_without_llm(memory)  # no daemon here to do it
         started = time.perf_counter()
         result["enriched"] = {**_enrich_if_small(memory), "seconds": round(time.perf_counter() - started, 3)}
         result.update(memory.counts())
@@ -305,6 +308,7 @@ def _whole_vault(args: argparse.Namespace, verb: str, route: str, apply: Callabl
 
         result: dict[str, Any] = client.call("POST", route, {}, timeout=WORK_TIMEOUT_S)
         result.setdefault("enriched", dict(BACKGROUND_ENRICH))
+        result.setdefault("gray_decided_by_rules", 0)  # the daemon's workers decide them
         return result
 
     config = config_from_args(args)

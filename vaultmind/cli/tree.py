@@ -84,9 +84,18 @@ def cmd_flush(args: argparse.Namespace) -> int:
     now = parse_now(args.at, "--at")
 
     def local(memory: Any) -> dict[str, Any]:
+        from vaultmind.cli.gray import decide_gray_without_llm, gray_left
+
         memory.sync()
+        decided = decide_gray_without_llm(memory)  # no daemon to do it: else the seals went past them
         shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
-        return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
+        result = maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
+        if decided:
+            result["gray_decided_by_rules"] = decided
+        left = gray_left(memory)
+        if left is not None:
+            result["gray_waiting"] = left
+        return result
 
     from vaultmind.client import WORK_TIMEOUT_S
 
@@ -122,7 +131,7 @@ def print_trees(result: dict[str, Any], vault: Path) -> None:
         "  TITLE"
     )
     for t in trees:
-        waiting = f"{t['buffered_leaves']} ({t['buffered_tokens']} tok)"
+        waiting = f"{t['buffered_leaves'] + t.get('gray_leaves', 0)} ({t['buffered_tokens']} tok)"
         print(
             f"{t['tree']:<{width}}  {t['leaves']:>7}  {waiting:>16}  {t['summaries']:>9}  {t['levels']:>6}"
             f"  {t['stale']:>5}  {t['edited']:>6}  {t.get('title', '')}"
@@ -131,6 +140,9 @@ def print_trees(result: dict[str, Any], vault: Path) -> None:
         f"\nlevel 0 seals at {settings['l0_tokens']} tokens, levels above at {settings['fanout']} summaries; "
         f"a source quiet for {settings['flush_after_hours']:g} h is flushed"
     )
+    gray = sum(t.get("gray_leaves", 0) for t in trees)
+    if gray:
+        print(f"WAITING counts {counted(gray, 'leaf', 'leaves')} of the gray band, waiting for an importance decision")
 
 
 def print_tree(result: dict[str, Any]) -> None:
@@ -142,6 +154,8 @@ def print_tree(result: dict[str, Any]) -> None:
             print(
                 f"  level 0 buffer: {counted(buf['items'], 'leaf', 'leaves')}, {buf['tokens']}/{buf['seals_at_tokens']} tokens{span}"
             )
+            if buf.get("gray"):
+                print(f"  and {counted(buf['gray'], 'leaf', 'leaves')} waiting for an importance decision (gray band)")
     for level in result["levels"]:
         buf = next((b for b in result["buffers"] if b["level"] == level["level"]), None)
         extra = []
@@ -179,6 +193,12 @@ def print_tree(result: dict[str, Any]) -> None:
 def print_report(result: dict[str, Any]) -> None:
     if result.get("joined"):  # asked while the same flush ran (a retry after Ctrl-C): its report
         print("vaultmind: the daemon was already running this flush; its report:")
+    decided = result.get("gray_decided_by_rules")
+    if decided:
+        print(
+            f"vaultmind: {counted(decided, 'message', 'messages')} waiting for an importance decision "
+            "decided by rules: no LLM answers"
+        )
     waited = result.get("waited_for")
     if waited is not None:  # the daemon's background pass was sealing: what you waited for
         print(
@@ -207,3 +227,9 @@ def print_report(result: dict[str, Any]) -> None:
         print(f"  ! {a['tree']} level {a['level']}: {a['reason']}")
     if result["flushed"]:
         print(f"  flushed: {', '.join(result['flushed'])}")
+    gray = result.get("gray_waiting")
+    if gray:  # a flush seals no summary past them
+        print(
+            f"  {counted(gray['leaves'], 'leaf', 'leaves')} wait for the LLM's importance decision, and the "
+            f"leaves after them in their trees with them: {gray['hint']}"
+        )

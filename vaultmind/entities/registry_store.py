@@ -28,6 +28,7 @@ from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.note import alias_items
+from vaultmind.markdown.render import shown_line
 from vaultmind.vault.layout import windows_safe
 
 
@@ -85,7 +86,7 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         emails=_strings(frontmatter.get("emails")) + _strings(frontmatter.get("email")),
         handles=_strings(frontmatter.get("handles")) + _strings(frontmatter.get("handle")),
         paths=(path,),
-        generated=frontmatter.get("vaultmind_body_sha256") == body_sha256(entity_note_body(display)),
+        generated=frontmatter.get("vaultmind_body_sha256") in {body_sha256(b) for b in entity_note_bodies(display)},
     )
 
 
@@ -142,10 +143,19 @@ def _category(value: str) -> str:
 
 
 def entity_note_body(display: str) -> str:
-    """The body of an entity note as vaultmind writes it: its heading, nothing more. A note whose
-    `vaultmind_body_sha256` is this body's hash is vaultmind's, with the display name it read in
-    the text (the user's display name or a note the user wrote has none or another)."""
-    return f"# {display}\n"
+    """The body of an entity note as vaultmind writes it: its heading, nothing more, escaped as a
+    source note's titles are (`shown_line`): "Dana Whitfield #ops" tags no note with `ops`, and a
+    `%%` in a name hides nothing. A note whose `vaultmind_body_sha256` is the hash of this body,
+    or of the unescaped one written before (`entity_note_bodies`), is vaultmind's, with the
+    display name it read in the text (the user's display name or a note the user wrote has
+    none or another)."""
+    return f"# {shown_line(display)}\n"
+
+
+def entity_note_bodies(display: str) -> tuple[str, ...]:
+    """The bodies vaultmind wrote for an entity note of `display`: now, and before its heading was
+    escaped (`# <display>` as it is). An entity note written then is still vaultmind's."""
+    return tuple(dict.fromkeys((entity_note_body(display), f"# {display}\n")))
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:

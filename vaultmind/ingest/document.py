@@ -6,11 +6,13 @@
   by it). A document that is front matter only (a trip's `start`, `end`, `loc`) has its other
   properties as its text, one `key: value` line each, as a note of yours has them as its
   properties leaf (`markdown.note.property_lines`);
-- `.txt`: verbatim;
+- `.txt`: its text as written, with the markup escapes of message text (`render.escape_markup`:
+  `%%`, `$$`, `<tag`, a trailing `^id`), so it shows in Obsidian as it reads in the file;
 - text in UTF-8, UTF-16 or UTF-32 (told by a byte order mark, or by the NUL bytes of ASCII-heavy
   text without one: `vault.encoding`), else Windows-1252 (said); a binary file is skipped (said);
 - `.html` / `.htm`: converted to Markdown-ish text (`ingest/html.py`: headings, lists, links
-  as `text (url)`, code blocks fenced).
+  as `text (url)`, code blocks fenced, inline code in backticks), its text escaped as a
+  `.txt`'s: a page's `&lt;details&gt;` is the text `<details>`, not a widget folding the page.
 
 Folders are walked recursively in name order; hidden files and folders are skipped, and so are
 files of other types (reported by `parse_document_paths_with_report`).
@@ -53,6 +55,7 @@ from vaultmind.ingest.walk import walk_files
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import property_lines
+from vaultmind.markdown.render import escape_markup
 from vaultmind.model import Progress
 from vaultmind.plural import counted
 from vaultmind.vault.encoding import decode_text
@@ -153,8 +156,9 @@ def _one(
     elif kind == "html":
         page_title, h1, body = html_document(text, fences=True)
         title = page_title or h1
+        body = escape_markup(body)
     else:
-        body = text
+        body = escape_markup(text)
     doc = DocumentInput(
         source_id=source_id or f"doc:{_slug_path([*scope_parts, rel.stem])}",
         scope="files/" + (_slug_path(scope_parts) or "unknown"),

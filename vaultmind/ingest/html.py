@@ -8,8 +8,12 @@ Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
 - links read `text (url)` (just the url, or the address of a `mailto:`, when the text says
   the same); images keep their `alt` text;
 - `<blockquote>` lines are prefixed with `> ` (so quoted replies look quoted);
-- `<pre>` keeps its whitespace, fenced in a ``` block when `fences=True` (documents);
-- table cells on one row are joined with ` | `; `<hr>` becomes `---`;
+- `<pre>` keeps its whitespace, fenced in a ``` block when `fences=True` (documents), and
+  `<code>` outside it is then a backtick span (a fence of more backticks than it holds);
+- table cells on one row are joined with ` | `; with `fences=True` (documents) a table whose
+  cells hold only text and inline markup is a Markdown (GFM) table: a separator row after the
+  first, every row as wide as the widest, `|` in a cell written `\\|` and a `<br>` in it a
+  space (a table that lays out paragraphs, lists or other tables stays lines); `<hr>` becomes `---`;
 - `<script>`, `<style>`, `<head>` content, comments and conditional comments are dropped;
   non-breaking spaces become spaces and invisible marks (zero-width, direction marks) vanish.
 
@@ -35,6 +39,13 @@ _PARAGRAPH_TAGS = frozenset(
 )  # fmt: skip
 _LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "summary", "caption", "body", "html"})
 _VOID_TAGS = frozenset({"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "wbr", "source"})
+# what a cell of a table written as a Markdown table may hold: text and inline markup
+_TABLE_TAGS = frozenset(
+    {"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "colgroup", "col", "br", "wbr", "a", "b", "i",
+     "strong", "em", "span", "code", "img", "small", "sup", "sub", "u", "s", "strike", "del", "ins", "mark",
+     "abbr", "font", "time", "nobr", "kbd", "var", "samp", "cite", "q", "tt"}
+)  # fmt: skip
+_Event = tuple[str, str, list[tuple[str, str | None]]]  # ("start" | "end" | "data", tag or text, attributes)
 
 
 @dataclass(slots=True)
@@ -129,6 +140,10 @@ class _Converter(HTMLParser):
         self.title_parts: list[str] = []
         self.first_h1: str | None = None
         self.h1_parts: list[str] | None = None
+        self.code: list[str] | None = None  # the text of an inline `<code>` (documents), written at its end
+        self.table: list[_Event] | None = None  # a table's events (documents), written at its end
+        self.tables = 0  # tables open in the one recorded
+        self.replaying = False  # a table's events played again as lines: none recorded
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -140,6 +155,9 @@ class _Converter(HTMLParser):
 
     def _emit(self, text: str, *, raw: bool = False) -> None:
         if self.skip:
+            return
+        if self.code is not None and not raw:
+            self.code.append(text)
             return
         if self.h1_parts is not None:
             self.h1_parts.append(text)
@@ -153,6 +171,8 @@ class _Converter(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         tag = tag.lower()
+        if self._recorded("start", tag, attrs):
+            return
         if tag == "title":
             self.in_title = True
         if tag in _SKIP_TAGS:
@@ -212,9 +232,13 @@ class _Converter(HTMLParser):
         elif tag == "a":
             href = attr.get("href", "").strip()
             self.links.append(_Link(href, len(self.out.lines), len(self.out.tail())))
+        elif tag == "code" and self.fences and not self.pre and self.code is None:
+            self.code = []
 
     def handle_endtag(self, tag: str) -> None:
         tag = tag.lower()
+        if self._recorded("end", tag, []):
+            return
         if tag == "title":
             self.in_title = False
         if tag in _SKIP_TAGS:
@@ -225,6 +249,10 @@ class _Converter(HTMLParser):
             return
         if tag == "a" and self.links:
             self._close_link(self.links.pop())
+            return
+        if tag == "code" and self.code is not None:
+            held, self.code = "".join(self.code), None
+            self._emit(code_span(held))
             return
         nested_list = tag in ("ul", "ol") and len(self.lists) > 1
         if tag == "blockquote" and self.quote:
@@ -248,6 +276,8 @@ class _Converter(HTMLParser):
             self.pending_marker = ""
 
     def handle_data(self, data: str) -> None:
+        if self._recorded("data", data, []):
+            return
         if self.in_title:
             self.title_parts.append(data)
         if self.skip:
@@ -262,27 +292,146 @@ class _Converter(HTMLParser):
         self._emit(_WS_RE.sub(" ", data))
 
     def _close_link(self, link: _Link) -> None:
-        href = link.href
-        if not href or href.startswith(("#", "javascript:", "data:", "cid:")):
-            return
-        shown = href
-        if href.lower().startswith("mailto:"):
-            shown = href[7:].split("?", 1)[0]
         same_line = link.line_count == len(self.out.lines) and self.out.cur_open
         text = self.out.tail()[link.start :].strip() if same_line else ""
-        bare = re.sub(r"^[a-z]+://", "", shown.rstrip("/"), flags=re.IGNORECASE)
-        if same_line and not text:
-            self._emit(shown)
-        elif text.rstrip("/") in (shown.rstrip("/"), bare) or not shown:
+        added = _link_addition(link.href, text, same_line)
+        if added:
+            self._emit(added, raw=added.startswith(" ") and not same_line)
+
+    # -- tables (documents) ------------------------------------------------------------------
+
+    def _recorded(self, kind: str, value: str, attrs: list[tuple[str, str | None]]) -> bool:
+        """Whether the event goes to the table being recorded (ending it writes the table)."""
+        if self.table is None:
+            if kind != "start" or value != "table" or not self.fences or self.skip or self.pre or self.replaying:
+                return False
+            self.table, self.tables = [], 1
+            return True
+        if value == "table" and kind != "data":
+            self.tables += 1 if kind == "start" else -1
+            if self.tables == 0:
+                events, self.table = self.table, None
+                self._write_table(events)
+                return True
+        self.table.append((kind, value, attrs))
+        return True
+
+    def _write_table(self, events: list[_Event]) -> None:
+        """A recorded table as a Markdown table when its cells hold only text and inline markup,
+        else as lines, the way any table is written (the events played again)."""
+        rows = _table_rows(events)
+        if rows is None:
+            self.replaying = True
+            try:
+                for kind, value, attrs in [("start", "table", []), *events, ("end", "table", [])]:
+                    if kind == "start":
+                        self.handle_starttag(value, attrs)
+                    elif kind == "end":
+                        self.handle_endtag(value)
+                    else:
+                        self.handle_data(value)
+            finally:
+                self.replaying = False
             return
-        else:
-            self._emit(f" ({shown})", raw=not same_line)
+        caption, cells = rows
+        self.out.request(2)
+        if caption:
+            self._emit(caption)
+            self.out.request(2)
+        width = max(len(row) for row in cells)
+        lines = [[*row, *[""] * (width - len(row))] for row in cells]
+        lines.insert(1, ["---"] * width)
+        for line in lines:
+            self._emit("| " + " | ".join(line) + " |")
+            self.out.request(1)
+        self.out.request(2)
 
     def close_result(self) -> tuple[str | None, str]:
         self.close()
         title = " ".join("".join(self.title_parts).split()) or None
         lines = self.out.result()
         return title, _join(lines)
+
+
+def _link_addition(href: str, text: str, same_line: bool) -> str:
+    """What a link adds after its text: its address (`text (url)`), the address alone when it
+    has no text, or nothing when the text says the address (or the link leads nowhere)."""
+    if not href or href.startswith(("#", "javascript:", "data:", "cid:")):
+        return ""
+    shown = href[7:].split("?", 1)[0] if href.lower().startswith("mailto:") else href
+    bare = re.sub(r"^[a-z]+://", "", shown.rstrip("/"), flags=re.IGNORECASE)
+    if same_line and not text:
+        return shown
+    if text.rstrip("/") in (shown.rstrip("/"), bare) or not shown:
+        return ""
+    return f" ({shown})"
+
+
+def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
+    """(caption, rows of cells) of a table's events, each cell's text on one line, `|` escaped;
+    None when a cell holds more than text and inline markup (a table laying out a page)."""
+    if any(kind == "start" and tag not in _TABLE_TAGS for kind, tag, _ in events):
+        return None
+    rows: list[list[str]] = []
+    caption: list[str] = []
+    cell: list[str] | None = None
+    links: list[tuple[str, int]] = []  # (href, where its text starts in the cell)
+    code: int | None = None  # where an open `<code>`'s text starts in the cell
+    in_caption = False
+    for kind, tag, attrs in events:
+        held = "".join(cell) if cell is not None else ""
+        if kind == "data":
+            text = _INVISIBLE_RE.sub("", tag.replace("\xa0", " "))
+            if cell is not None:
+                cell.append(text)
+            elif in_caption:
+                caption.append(text)
+        elif kind == "start" and tag == "tr":
+            rows.append([])
+            cell = None
+        elif kind == "start" and tag in ("td", "th"):
+            if not rows:
+                rows.append([])
+            cell = []
+        elif kind == "end" and tag in ("td", "th") and cell is not None:
+            rows[-1].append(" ".join(held.split()).replace("|", "\\|"))
+            cell = None
+        elif kind == "start" and tag == "caption":
+            in_caption = True
+        elif kind == "end" and tag == "caption":
+            in_caption = False
+        elif cell is None:
+            continue
+        elif kind == "start" and tag in ("br", "wbr"):
+            cell.append(" " if tag == "br" else "")
+        elif kind == "start" and tag == "img":
+            alt = " ".join((dict(attrs).get("alt") or "").split())
+            cell.append(f" {alt} " if alt else "")
+        elif kind == "start" and tag == "a":
+            links.append(((dict(attrs).get("href") or "").strip(), len(held)))
+        elif kind == "end" and tag == "a" and links:
+            href, start = links.pop()
+            cell.append(_link_addition(href, held[start:].strip(), True))
+        elif kind == "start" and tag == "code" and code is None:
+            code = len(held)
+        elif kind == "end" and tag == "code" and code is not None:
+            cell[:] = [held[:code], code_span(held[code:])]
+            code = None
+    filled = [row for row in rows if any(row)]
+    if not filled:
+        return None
+    return " ".join("".join(caption).split()), filled
+
+
+def code_span(text: str) -> str:
+    """`text` as a Markdown code span: fenced by one more backtick than its longest run, with a
+    space inside the fence when it starts or ends with one; nothing when it is blank."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _join(lines: list[_Line]) -> str:

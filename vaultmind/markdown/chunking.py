@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 
 from vaultmind.markdown.blocks import BlockScan, atx_heading, fence_after, scan_blocks
 from vaultmind.markdown.quote_ends import join_quotes
-from vaultmind.markdown.render import parse_meta, unescape_text
+from vaultmind.markdown.render import parse_meta, unescape_markup, unescape_text
 from vaultmind.markdown.sections import SectionChunker
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens
 from vaultmind.model import Leaf
@@ -75,12 +75,15 @@ def section_leaves(
     scan: BlockScan | None = None,
     source_ref: str | None = None,
     timestamp: str | None = None,
+    escaped: bool = False,
 ) -> list[Leaf]:
     """Token-budget section leaves of a body (see the module docstring).
 
     `budget` is raised to MIN_CHUNK_TOKENS when smaller. `source_ref` (a document source
     note's front matter `source_ref`) and `timestamp` (its `time_end`: the document as of its
-    last change) are set on every leaf.
+    last change) are set on every leaf. `escaped`: the body's prose has the markup escapes of
+    `render.escape_markup` (a summary or a document vaultmind wrote): each leaf's text is read
+    without them.
     """
     if not body.strip():
         return []
@@ -89,7 +92,8 @@ def section_leaves(
     chunks = SectionChunker(body, scan, max(budget, MIN_CHUNK_TOKENS)).run()
     leaves = []
     seen: dict[str, int] = {}  # text → leaves of that text so far
-    for seq, (text, path, anchor, tokens) in enumerate(chunks):
+    for seq, (chunk, path, anchor, tokens) in enumerate(chunks):
+        text = unescape_markup(chunk) if escaped else chunk
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         leaves.append(

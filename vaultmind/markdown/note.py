@@ -64,6 +64,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             scan=scan,
             source_ref=source_ref or None,
             timestamp=when or None,
+            escaped=_reads_escaped(kind, data),
         )
 
     title = _str(data.get("title"))
@@ -89,6 +90,15 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         leaves=tuple(leaves),
         aliases=aliases_of(data),
     )
+
+
+def _reads_escaped(kind: str, data: Mapping[str, Any]) -> bool:
+    """Whether a note's leaves are read without the markup escapes of `render.escape_markup`, as
+    Obsidian shows them: a summary and a document vaultmind wrote (a `.txt` or `.html` file's
+    text is escaped so; a `.md` file's backslashes are Markdown's, which read the same)."""
+    if _str(data.get("vaultmind")) == "summary":
+        return True
+    return kind == "source" and _str(data.get("kind")) == "document"
 
 
 def leaf_key(path: str, kind: str, data: Mapping[str, Any]) -> str:

@@ -203,6 +203,24 @@ def unescape_text(lines: Sequence[str], *, markup: bool = True) -> str:
     return "\n".join(_map_prose(plain, _unescape_prose) if markup else plain)
 
 
+def escape_markup(text: str) -> str:
+    """Text vaultmind writes as a note's prose (a summary's body, a plain-text document), with
+    the markup escapes of message text (see module docstring: `%%`, `$$`, `<tag`, a trailing
+    `^id`): it reads in Obsidian as it was written. `unescape_markup` undoes it."""
+    return "\n".join(_map_prose(note_text(text).split("\n"), _escape_prose))
+
+
+def unescape_markup(text: str) -> str:
+    """`escape_markup` undone: what Obsidian shows of those escapes (a backslash before one of
+    the escaped marks is a Markdown escape)."""
+    return "\n".join(_map_prose(text.split("\n"), _unescape_prose))
+
+
+def no_tag(name: str) -> str:
+    """A shown name whose `#` opens no tag ("Dana Whitfield #ops" tags no note with `ops`)."""
+    return _TAG_OPEN_RE.sub(r"\\#", name)
+
+
 def _meta_line_escape(line: str) -> str:
     return "\\" + line if _META_LIKE_RE.match(line) else line
 
@@ -380,11 +398,11 @@ def _title(text: str) -> str:
 _TAG_OPEN_RE = re.compile(r"(?<!\S)#(?=[\w/-])")
 
 
-def _shown(line: str) -> str:
+def shown_line(line: str) -> str:
     """A line only shown, never read back (a heading, a callout's title), escaped as message text
     is: "Kickoff %% notes" opens no comment; and "#launch · 2024-03-07", a Slack channel's day,
     tags no note with its channel name (the message text a user wrote keeps its tags)."""
-    return _map_prose([line], lambda prose: _TAG_OPEN_RE.sub(r"\\#", _escape_prose(prose)))[0]
+    return _map_prose([line], lambda prose: no_tag(_escape_prose(prose)))[0]
 
 
 def _fence_left_open(lines: Sequence[str]) -> str:
@@ -401,7 +419,7 @@ def render_message(message: Message, kind: SourceKind, block_id: str, zone: tzin
     """One message callout + its block id line, ending with a newline (no blank line after). Its
     title shows the time in `zone`; its meta line keeps it in UTC."""
     at = iso_utc(message.timestamp)
-    author = _shown(_one_line(message.author) or "unknown")
+    author = shown_line(_one_line(message.author) or "unknown")
     lines = [f"> [!{CALLOUT_TYPES[kind]}] {author} · {_human_time(at, zone)}"]
     escaped = escape_text(message.text)
     ended = end_quotes(escaped)
@@ -454,7 +472,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
     title = _title(meta.title) or meta.source_id
     taken: set[str] = set()
-    parts = [f"# {_shown(title)}\n"]
+    parts = [f"# {shown_line(title)}\n"]
     times: list[datetime] = []
     if meta.kind == "email":
         messages = _unheld_answers(messages)

@@ -8,7 +8,9 @@
   still says `vaultmind: summary` (or `entity`): it feeds no tree either (`generated_sql`),
   else its text would be summarized again, a copy of a summary in a tree of its own.
 - When the `admission` table exists, only leaves whose decision is `admitted` count; without
-  it every leaf of a tree counts.
+  it every leaf of a tree counts. A gray leaf (waiting for its importance decision) is in no
+  buffer yet: `gray_waiting` counts them, and says where the first one sits, past which a
+  forced seal does not go (it would fold later leaves before it: a tree out of time order).
 - The level-0 buffer of a tree: its leaves not among the children of any level-1 summary,
   in (time, note path, position) order. The level-n buffer: its level-n summaries that no
   level-(n+1) summary has as a child, in (time, first leaf) order.
@@ -28,6 +30,7 @@ from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")
 _TRUE = ("true", "yes", "on", "1")
+_EPOCH = datetime(1970, 1, 1)  # where a leaf with no time sorts (after every dated one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +42,24 @@ class BufferItem:
     tokens: int
     time: datetime | None
     note_path: str
+    seq: int = 0  # a leaf's position in its note (level 0 sorts by time, note path, position)
+
+    def order(self) -> tuple[bool, datetime, str, int]:
+        """Where a leaf sits in its level-0 buffer: (no time, time, note path, position)."""
+        return leaf_order(self.time, self.note_path, self.seq)
+
+
+def leaf_order(time: datetime | None, note_path: str, seq: int) -> tuple[bool, datetime, str, int]:
+    """The level-0 order: by time (none last), note path, position in the note."""
+    return (time is None, time or _EPOCH, note_path, seq)
+
+
+@dataclass(frozen=True, slots=True)
+class GrayWaiting:
+    """The gray leaves of one tree: how many, and the order key of the first."""
+
+    count: int
+    first: tuple[bool, datetime, str, int]
 
 
 @dataclass(slots=True)
@@ -89,10 +110,13 @@ def _tree_sql() -> str:
     )
 
 
-def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = None) -> tuple[str, list[Any]]:
+def tree_leaves_sql(
+    index: Index, settings: TreeSettings, tree: str | None = None, decision: str = "admitted"
+) -> tuple[str, list[Any]]:
     """A subquery of every leaf that feeds a tree (or only `tree`), with its `tree` and `active`
     time (its own, never after its note was last written: one dated in the future does not keep
-    its tree from going quiet), and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest."""
+    its tree from going quiet), and its parameters. Filtering one tree inside the subquery lets DuckDB skip the rest.
+    With an `admission` table, only the leaves of that `decision` (`gray`: those waiting for one)."""
     kinds = "(n.kind = 'source' AND n.source_id IS NOT NULL)"
     if settings.user_notes:
         kinds = f"({kinds} OR n.kind = 'user')"
@@ -109,7 +133,7 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
         params.append(tree)
     admitted = ""
     if has_table(index, "admission") and has_columns(index, "admission", ("leaf_id", "decision")):
-        admitted = "AND l.id IN (SELECT leaf_id FROM admission WHERE decision = 'admitted')"
+        admitted = f"AND l.id IN (SELECT leaf_id FROM admission WHERE decision = '{decision}')"
     sql = f"""(SELECT l.id, l.note_path, l.seq, l.ts, l.token_count, l.content_hash,
                        {_tree_sql()} AS tree,
                        least(l.ts, make_timestamp(n.mtime_ns // 1000)) AS active
@@ -120,7 +144,6 @@ def tree_leaves_sql(index: Index, settings: TreeSettings, tree: str | None = Non
     return sql, params
 
 
-_EPOCH = datetime(1970, 1, 1)
 _COVERED_L0 = "(SELECT unnest(children) FROM summaries WHERE level = 1)"
 
 
@@ -133,8 +156,26 @@ def l0_buffer(index: Index, settings: TreeSettings, tree: str) -> list[BufferIte
         params,
     )
     # (time, note path, position), no time last; sorted here: DuckDB's sort costs more at this size
-    rows.sort(key=lambda r: (r[3] is None, r[3] or _EPOCH, r[4], r[5]))
-    return [BufferItem(r[0], r[1], int(r[2]), r[3], r[4]) for r in rows]
+    rows.sort(key=lambda r: leaf_order(r[3], r[4], r[5]))
+    return [BufferItem(r[0], r[1], int(r[2]), r[3], r[4], int(r[5])) for r in rows]
+
+
+def gray_waiting(index: Index, settings: TreeSettings, tree: str | None = None) -> dict[str, GrayWaiting]:
+    """Per tree (or only `tree`), its gray leaves: admitted or dropped once the LLM (or, with
+    none, the rules) decides. None without an `admission` table."""
+    if not (has_table(index, "admission") and has_columns(index, "admission", ("leaf_id", "decision"))):
+        return {}
+    sql, params = tree_leaves_sql(index, settings, tree, decision="gray")
+    rows = index.query(
+        f"""SELECT t.tree, t.ts, t.note_path, t.seq FROM {sql} t
+            WHERE t.id NOT IN {_COVERED_L0}
+            QUALIFY {one_copy_sql("t.id", "t.note_path")}""",
+        params,
+    )
+    keys: dict[str, list[tuple[bool, datetime, str, int]]] = {}
+    for name, ts, note_path, seq in rows:
+        keys.setdefault(str(name), []).append(leaf_order(ts, note_path, int(seq)))
+    return {name: GrayWaiting(len(found), min(found)) for name, found in sorted(keys.items())}
 
 
 def level_buffer(index: Index, tree: str, level: int) -> list[BufferItem]:

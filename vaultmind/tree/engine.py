@@ -30,14 +30,16 @@ import time
 import weakref
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from itertools import takewhile
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.errors import NoteReadError, RefuseToClobber
 from vaultmind.index.store import Index
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.render import escape_markup
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree import unsealed
-from vaultmind.tree.buffers import BufferItem, buffer, tree_states
+from vaultmind.tree.buffers import BufferItem, buffer, gray_waiting, tree_states
 from vaultmind.tree.deriver import load_rows
 from vaultmind.tree.fallback import FallbackSummarizer
 from vaultmind.tree.folders import tree_folders
@@ -104,7 +106,9 @@ def flush(
     """Force-seal the level-0 buffer of every tree whose newest buffered leaf is at least
     `[trees] flush_after_hours` (or `older_than_hours`) older than `now`, then cascade with
     gates only. `now` is passed in, so the outcome is reproducible. `progress` hears
-    `("flush", seals done, seals due)`."""
+    `("flush", seals done, seals due)`. A forced seal stops before a tree's first gray leaf
+    (its importance not yet decided): the leaves after it wait with it, so that once it is
+    admitted it is folded in its place, not into a summary after theirs."""
     sealer = _Sealer(memory, summarizer)
     hours = sealer.settings.flush_after_hours if older_than_hours is None else older_than_hours
     try:
@@ -253,12 +257,15 @@ class _Sealer:
     def cascade(self, tree: str, *, force_l0: bool = False, l0_upto: set[str] | None = None) -> None:
         level = 0
         seals = 0
+        gray = gray_waiting(self.index, self.settings, tree).get(tree) if force_l0 else None
         while level < MAX_LEVEL and level <= self._max_level(tree):
             while seals < MAX_SEALS_PER_TREE:
                 if self.memory.stopping.is_set():
                     return  # the daemon is stopping: the next start seals what is left
                 items = buffer(self.index, self.settings, tree, level)
                 group = self._choose(items, level, force_l0, l0_upto)
+                if level == 0 and gray is not None:
+                    group = list(takewhile(lambda item: item.order() < gray.first, group))
                 if not group:
                     break
                 if not self._seal(tree, level, group):
@@ -322,7 +329,7 @@ class _Sealer:
             time_end=hydrated.time_end,
             entities=tuple(summary_entity_links(result.text, hydrated.entities)),
             summarizer=result.summarizer,
-            body=result.text,
+            body=escape_markup(result.text),  # reads as the summarizer wrote it: `%%` opens no comment
             title=summary_title(
                 summary_labels(self.index, [(sid, tree, self._leaves_below(level, group))])[sid],
                 level + 1,
@@ -410,7 +417,8 @@ class _Sealer:
             name = self._summarizer.name if self._summarizer is not None else "(not built)"
             log.warning("summarizer %s failed (%s); using the fallback", name, exc)
             result = SummaryText(fallback.summarize(children, budget).text, fallback.identity, note=str(exc))
-        if count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip()):
+        checked = result.summarizer != fallback.identity  # (its "X said: " may make it longer than one short child)
+        if checked and (count_tokens(result.text) > tokens_in or (tokens_in and not result.text.strip())):
             why = (
                 "the summary was longer than its children" if result.text.strip() else "the summary was empty"
             )

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from vaultmind.calendar_names import MONTH_ABBREVIATIONS, WEEKDAYS, alternation
 from vaultmind.entities.ids import normalize
 from vaultmind.index.lexical import terms as lexical_terms
+from vaultmind.markdown.render import no_tag
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.filler import says_nothing_alone
 from vaultmind.tree.names import name_candidates
@@ -137,8 +138,17 @@ def extractive_summary(children: Sequence[ChildText], budget_tokens: int) -> str
     if chosen:
         return _render(children, chosen, dated)
     best = max(sentences, key=lambda s: (s.score, -s.child, -s.pos))
-    finished = _finish(best.text)  # its final "." is the first thing to go, not its last word
-    return _clip(finished if count_tokens(finished) <= limit else best.text, limit)
+    return _voiced(_render(children, [best], dated), best.text, limit)
+
+
+def _voiced(rendered: str, sentence: str, limit: int) -> str:
+    """The one sentence a summary keeps when none fits whole (`rendered`: it with who said it),
+    clipped to `limit` tokens; who said it (or the note it is from) stays in front however
+    short the children are, else a summary of one short message would not say whose it is."""
+    finished = _finish(sentence)
+    voice = rendered[: -len(finished)] if rendered.endswith(finished) else ""  # on top of `limit`: not their text
+    clipped = _clip(finished if count_tokens(finished) <= limit else sentence, limit)  # its "." goes first
+    return voice + clipped if clipped else ""
 
 
 def _named(children: Sequence[ChildText], shown: int = 5) -> str:
@@ -399,6 +409,7 @@ def _render(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: b
         if not group or group_key is None:
             return
         kind, who = group_key
+        who = no_tag(who)  # "Dana Whitfield #ops said:" tags no summary with `ops`
         text = " ".join(_finish(s) for s in group)
         if kind in _MESSAGES and who:
             asked = text.endswith("?")

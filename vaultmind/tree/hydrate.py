@@ -19,6 +19,7 @@ from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.markdown.render import unescape_markup
 from vaultmind.tree.buffers import BufferItem
 from vaultmind.tree.names import mentions
 from vaultmind.tree.note import (
@@ -171,7 +172,7 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
         if end is not None:
             ends.append(end)
         entity_ids.update(ents)
-        children.append(ChildText(sid, body.strip(), "summary", None, iso_z(start)))
+        children.append(ChildText(sid, unescape_markup(body).strip(), "summary", None, iso_z(start)))
         links.append(summary_link(path))
     entities = _entity_infos(index, sorted(entity_ids))
     names = tuple(info.display for info in entities.values())

@@ -25,6 +25,7 @@ from vaultmind.errors import NoteReadError
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
+from vaultmind.markdown.render import unescape_markup
 from vaultmind.tree import refresh_work
 from vaultmind.tree.deriver import SummaryRow, load_rows
 from vaultmind.tree.engine import tree_lock
@@ -286,7 +287,7 @@ def _entity_links(memory: Memory, row: SummaryRow, state: _State, linkable: set[
     body = _body(memory, row.note_path)
     if body is None:
         return None
-    links = summary_entity_links(body, infos)
+    links = summary_entity_links(unescape_markup(body), infos)  # the text as it reads, as a seal matches it
     with _memos_guard:
         if len(memo) >= _MEMO_MAX:
             memo.clear()

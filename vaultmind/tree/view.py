@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from vaultmind.arguments import whole_number
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.shell import command_line
-from vaultmind.tree.buffers import buffer, tree_states
+from vaultmind.tree.buffers import buffer, gray_waiting, tree_states
 from vaultmind.tree.deriver import SummaryRow, is_summary_note, load_rows, resolve_rows, summary_info
 from vaultmind.tree.engine import flush, reseal_stale, seal_ready
 from vaultmind.tree.folders import tree_folders
@@ -53,8 +53,9 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
                       count(*) FILTER (WHERE user_edited) FROM summaries GROUP BY tree"""
         )
     }
+    gray = gray_waiting(memory.index, settings)
     trees = []
-    names = sorted(set(states) | set(counts))
+    names = sorted(set(states) | set(counts) | set(gray))
     labels = source_labels(memory.index, names)
     folders = tree_folders(memory.index, names)
     for name in names:
@@ -68,6 +69,7 @@ def _list(memory: Memory, settings: TreeSettings) -> dict[str, Any]:
                 "leaves": state.leaves if state else 0,
                 "buffered_leaves": state.l0_items if state else 0,
                 "buffered_tokens": state.l0_tokens if state else 0,
+                "gray_leaves": gray[name].count if name in gray else 0,  # waiting for their importance decision
                 "summaries": int(summaries),
                 "levels": int(top or 0),
                 "stale": int(stale),
@@ -83,7 +85,7 @@ def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any
     states = tree_states(index, settings, tree_id)
     with index.lock:
         rows = load_rows(index.con, "s.tree = ?", [tree_id])
-    if tree_id not in states and not rows:
+    if tree_id not in states and not rows and not gray_waiting(index, settings, tree_id):
         tree_id = tree_of_note(memory, given)
         states = tree_states(index, settings, tree_id)
         with index.lock:
@@ -95,6 +97,7 @@ def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any
             )
     state = states.get(tree_id)
     l0 = buffer(index, settings, tree_id, 0)
+    gray = gray_waiting(index, settings, tree_id).get(tree_id)
     levels: list[dict[str, Any]] = []
     buffers: list[dict[str, Any]] = [
         {
@@ -105,6 +108,7 @@ def _detail(memory: Memory, settings: TreeSettings, given: str) -> dict[str, Any
             "oldest": iso_z(min((i.time for i in l0 if i.time), default=None)),
             "newest": iso_z(max((i.time for i in l0 if i.time), default=None)),
             "ids": [i.id for i in l0[:MAX_LISTED]],
+            "gray": gray.count if gray is not None else 0,
         }
     ]
     top = max((r.level for r in rows), default=0)

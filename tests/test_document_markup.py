@@ -1,0 +1,77 @@
+"""Plain-text and HTML documents show in Obsidian as they read in their files.
+
+Before, a `.txt` file's "50%% off" opened a comment that hid the rest of the note, its
+"<Media omitted>" showed as nothing and "$$ 40" as math; an HTML page's `&lt;details&gt;`
+became a live `<details>` widget folding the text after it, and `<code>&lt;div&gt;</code>` a
+bare `<div>`. A `.md` document is Markdown already: it stays as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.html import html_document
+from vaultmind.ingest.writer import write_documents
+from vaultmind.markdown.frontmatter import split_frontmatter
+from vaultmind.memory import Memory
+
+TEXT = "The sale is 50%% off until Friday.\nPhone said <Media omitted> again.\nprice: $$ 40 and $$ 50\n"
+PAGE = (
+    "<html><head><title>Tags</title></head><body><p>Wrap the answer in &lt;details&gt; and "
+    "&lt;/details&gt; to fold it.</p><p>Then style <code>&lt;div&gt;</code> as 50%% wide.</p></body></html>"
+)
+
+
+def _notes(tmp_path: Path, vault: Path, files: dict[str, str]) -> dict[str, str]:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    written = write_documents(vault, parse_document_paths_with_report([folder])[0]).written
+    return {Path(p).stem: split_frontmatter((vault / p).read_text(encoding="utf-8")).body for p in written}
+
+
+def test_text_and_html_documents_are_escaped_and_read_back_as_written(
+    tmp_path: Path, vault: Path, memory: Memory
+) -> None:
+    bodies = _notes(tmp_path, vault, {"sale.txt": TEXT, "tags.html": PAGE, "notes.md": "Keep 50%% and <b>bold</b>.\n"})
+    assert "50%\\% off" in bodies["sale"] and "\\<Media omitted>" in bodies["sale"] and "$\\$ 40" in bodies["sale"]
+    assert "\\<details> and \\</details>" in bodies["tags"], bodies["tags"]
+    assert "style `<div>` as 50%\\% wide" in bodies["tags"], "inline code is a code span: nothing in it escaped"
+    assert "Keep 50%% and <b>bold</b>." in bodies["notes"], "a Markdown document is written as it is"
+    memory.sync()
+    leaves = "\n".join(
+        str(r[0]) for r in memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'sources/document/%'")
+    )
+    for said in ("50%% off until Friday", "<Media omitted>", "$$ 40", "<details> and </details>", "`<div>` as 50%% wide"):
+        assert said in leaves, (said, leaves)
+
+
+def test_unchanged_text_documents_are_unchanged_by_a_second_ingest(tmp_path: Path, vault: Path) -> None:
+    _notes(tmp_path, vault, {"sale.txt": TEXT})
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
+    assert again.written == [] and len(again.unchanged) == 1
+
+
+def test_html_code_keeps_its_backticks() -> None:
+    assert html_document("<p>Run <code>a`b</code> now</p>")[2] == "Run ``a`b`` now"
+    assert html_document("<p>Run <code>x</code></p>", fences=False)[2] == "Run x", "an email's HTML is unchanged"
+
+
+def test_an_html_table_of_text_is_a_markdown_table() -> None:
+    """Before, its rows were lines of `a | b` with no separator row (no table in Obsidian), a `|`
+    in a cell read as one more column and a `<br>` split a row in two."""
+    page = (
+        "<table><caption>Plans</caption><tr><th>Plan</th><th>Price</th></tr>"
+        "<tr><td>Pro | Team</td><td>$10</td></tr><tr><td>Basic<br>plan</td><td>50 off "
+        '<a href="https://example.org/basic">terms</a></td></tr><tr><td><code>a|b</code></td></tr></table>'
+    )
+    assert html_document(page)[2] == (
+        "Plans\n\n| Plan | Price |\n| --- | --- |\n| Pro \\| Team | $10 |\n"
+        "| Basic plan | 50 off terms (https://example.org/basic) |\n| `a\\|b` |  |"
+    )
+    layout = "<table><tr><td><p>Intro</p><ul><li>one</li></ul></td><td>side</td></tr></table>"
+    assert "---" not in html_document(layout)[2], "a table laying out a page stays lines"
+    assert html_document("<table><tr><td>a</td><td>b</td></tr></table>", fences=False)[2] == "a | b", (
+        "an email's HTML is unchanged"
+    )

@@ -1,0 +1,59 @@
+"""An entity note's heading is escaped as a source note's titles are, and an entity note written
+before (its heading as the name is) is still vaultmind's.
+
+Before, a chat name "Dana Whitfield #ops" wrote `# Dana Whitfield #ops`: Obsidian listed the
+entity note under the tag #ops, and the index gave it that tag."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.config import load_config
+from vaultmind.entities.notes import create_entity_notes
+from vaultmind.entities.registry_store import entity_note_from
+from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+NAME = "Dana Whitfield #ops"
+
+
+def _chat(vault: Path) -> None:
+    meta = SourceMeta("chat", "irc:team/ops", "irc/team/ops", "#ops")
+    author = f"{NAME} <dana@harbor.example>"
+    texts = ("the hall is free on Friday", "invoice sent to the caterer", "the sound check is at six")
+    messages = [Message(f"m{i}", author, f"2024-03-04T09:0{i}:00Z", t) for i, t in enumerate(texts)]
+    write(vault, "sources/chat/irc/team/ops/2024-03-04.md", render_source_note(meta, messages))
+
+
+def test_an_entity_note_heading_opens_no_tag(vault: Path) -> None:
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    _chat(vault)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        (path,) = create_entity_notes(memory).paths
+        memory.sync()
+        body = split_frontmatter((vault / path).read_text(encoding="utf-8")).body
+        assert body == "# Dana Whitfield \\#ops\n", body
+        assert memory.index.query("SELECT tag FROM tags WHERE path = ?", [path]) == []
+        fm = split_frontmatter((vault / path).read_text(encoding="utf-8")).data
+        entry = entity_note_from(path, NAME, fm)
+        assert entry is not None and entry.generated and entry.display_name == NAME
+
+
+def test_an_entity_note_written_with_the_old_heading_is_still_vaultminds() -> None:
+    """Notes already on disk keep their status: not taken for one you edited."""
+    old = {
+        "vaultmind": "entity",
+        "id": "person:dana-whitfield-ops",
+        "kind": "person",
+        "display_name": NAME,
+        "vaultmind_body_sha256": body_sha256(f"# {NAME}\n"),
+    }
+    entry = entity_note_from("entities/person/dana-whitfield-ops.md", NAME, old)
+    assert entry is not None and entry.generated
+    edited = {**old, "vaultmind_body_sha256": body_sha256(f"# {NAME}\nmy notes\n")}
+    mine = entity_note_from("entities/person/dana-whitfield-ops.md", NAME, edited)
+    assert mine is not None and not mine.generated
