@@ -3,14 +3,12 @@ event (title, time, place, organizer, description), not just the attachments lin
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 
-from tests.conftest import snapshot_files
+from tests.mailkit import assert_written_before_stays_known
 from vaultmind.ingest.email import parse_email_paths_with_report
 from vaultmind.ingest.invites import invitations_text
 from vaultmind.ingest.mime import parse_message
-from vaultmind.ingest.writer import write_batches
 
 CALENDAR = """BEGIN:VCALENDAR\r
 METHOD:REQUEST\r
@@ -84,9 +82,4 @@ def test_a_note_written_before_invitations_were_read_is_kept_and_known(tmp_path:
     assert "[invitation] Budget review" in batch.messages[0].text
     ((message_id, before),) = batch.earlier_texts
     assert before.startswith("Attachments: unnamed.ics") and message_id == batch.messages[0].message_id
-    written_then = replace(batch, messages=(replace(batch.messages[0], text=before),), earlier_texts=())
-    assert write_batches(vault, [written_then]).messages_added == 1
-    notes = snapshot_files(vault)
-    report = write_batches(vault, [batch])
-    assert report.messages_added == 0 and report.messages_known == 1 and report.written == []
-    assert snapshot_files(vault) == notes
+    assert_written_before_stays_known(vault, batch, before)

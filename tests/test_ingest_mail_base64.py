@@ -5,15 +5,13 @@ as a line of base64; of two copies of one message, the one whose parts all decod
 from __future__ import annotations
 
 import base64
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import snapshot_files
+from tests.mailkit import assert_written_before_stays_known
 from vaultmind.ingest.email import parse_email_paths_with_report
 from vaultmind.ingest.mime import UNDECODABLE, parse_message
-from vaultmind.ingest.writer import write_batches
 
 PLAIN = "Hello Bob,\nthe meeting moves to Thursday 10:00.\nCheers, Alice\n"
 HTML = "<p>Hello Bob,<br>the meeting moves to <b>Thursday</b> 10:00 (room 4).<br>Cheers, Alice</p>\n"
@@ -113,9 +111,4 @@ def test_a_note_written_with_the_raw_base64_is_kept_and_known(tmp_path: Path, va
     (batch,), _ = parse_email_paths_with_report([path])
     ((message_id, before),) = batch.earlier_texts
     assert "SGVsbG8" in before and message_id == batch.messages[0].message_id
-    written_then = replace(batch, messages=(replace(batch.messages[0], text=before),), earlier_texts=())
-    assert write_batches(vault, [written_then]).messages_added == 1
-    notes = snapshot_files(vault)
-    report = write_batches(vault, [batch])
-    assert report.messages_added == 0 and report.messages_known == 1 and report.written == []
-    assert snapshot_files(vault) == notes
+    assert_written_before_stays_known(vault, batch, before)
