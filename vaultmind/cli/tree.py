@@ -86,7 +86,9 @@ def cmd_flush(args: argparse.Namespace) -> int:
     def local(memory: Any) -> dict[str, Any]:
         memory.sync()
         shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
-        return maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
+        return maintain(
+            memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown, ner_first=True
+        ).to_dict()
 
     from vaultmind.client import WORK_TIMEOUT_S
 
