@@ -89,7 +89,9 @@ def cmd_flush(args: argparse.Namespace) -> int:
         memory.sync()
         decided = decide_gray_without_llm(memory)  # no daemon to do it: else the seals went past them
         shown, memory.syncer.progress = memory.syncer.progress, None  # each seal syncs one note: no lines for those
-        result = maintain(memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown).to_dict()
+        result = maintain(
+            memory, now=now, flush_all=args.all, max_stale=args.max_stale, progress=shown, ner_first=True
+        ).to_dict()
         if decided:
             result["gray_decided_by_rules"] = decided
         left = gray_left(memory)

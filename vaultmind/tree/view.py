@@ -274,8 +274,10 @@ def maintain(
     max_stale: int = DEFAULT_MAX_STALE,
     summarizer: Summarizer | None = None,
     progress: Progress | None = None,
+    ner_first: bool = False,
 ) -> SealReport:
-    """Finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded;
+    """With `ner_first` (an asked-for flush: the CLI's and `/v1/flush`), first run NER on every
+    text still waiting for it (`_entities_first`). Then finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded;
     with `flush_all` those over notes still being written too, which wait otherwise), flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
@@ -291,6 +293,8 @@ def maintain(
             return SealReport()
     try:
         count, last = _passes.get(memory, (0, None))
+        if ner_first:
+            _entities_first(memory, progress)
         report = _maintain(memory, now, flush_all, max_stale, summarizer, progress)
         _passes[memory] = (count + 1, report)
     finally:
@@ -307,6 +311,22 @@ def maintain(
 
 _passes: weakref.WeakKeyDictionary[Memory, tuple[int, SealReport | None]] = weakref.WeakKeyDictionary()
 """Per memory: how many seal passes ended, and the report of the last one."""
+
+
+def _entities_first(memory: Memory, progress: Progress | None) -> None:
+    """NER on every text still waiting for it, so what a flush seals is what a run with NER done
+    first seals: the extractive summarizer picks sentences by their entities, and a summary
+    sealed before its leaves' entities were known is never sealed again. The daemon's upkeep
+    does this before its own passes (`Memory.enrich`); a flush asked for does not wait for it.
+    `progress` hears `("ner", texts done, texts waiting)`. Nothing to do: one count of what
+    waits (kept per index generation)."""
+    from vaultmind.entities.backfill import complete_ner, entity_deriver
+
+    deriver = entity_deriver(memory)
+    if deriver is None:
+        return
+    with deriver.ner.kept():  # the model's process stays between batches
+        complete_ner(memory, progress=progress)
 
 
 def _maintain(
@@ -358,7 +378,12 @@ def route_flush(memory: Memory, body: dict[str, Any]) -> dict[str, Any]:
     if max_stale is None:
         max_stale = DEFAULT_MAX_STALE
     return maintain(  # a long one shows in the daemon's output
-        memory, now=parse_now(body.get("at")), flush_all=flush_all, max_stale=max_stale, progress=memory.syncer.progress
+        memory,
+        now=parse_now(body.get("at")),
+        flush_all=flush_all,
+        max_stale=max_stale,
+        progress=memory.syncer.progress,
+        ner_first=True,
     ).to_dict()
 
 
