@@ -12,8 +12,8 @@ Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
   `<code>` outside it is then a backtick span (a fence of more backticks than it holds);
 - table cells on one row are joined with ` | `; with `fences=True` (documents) a table whose
   cells hold only text and inline markup is a Markdown (GFM) table: a separator row after the
-  first, every row as wide as the widest, `|` in a cell written `\\|` and a `<br>` in it a
-  space (a table that lays out paragraphs, lists or other tables stays lines); `<hr>` becomes `---`;
+  first, every row as wide as the widest, a `colspan` cell followed by empty ones, `|` in a
+  cell written `\\|` and a `<br>` in it a space (a table that lays out paragraphs, lists or other tables stays lines); `<hr>` becomes `---`;
 - `<script>`, `<style>`, `<head>` content, comments and conditional comments are dropped;
   non-breaking spaces become spaces and invisible marks (zero-width, direction marks) vanish.
 
@@ -369,15 +369,28 @@ def _link_addition(href: str, text: str, same_line: bool) -> str:
 
 def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
     """(caption, rows of cells) of a table's events, each cell's text on one line, `|` escaped;
-    None when a cell holds more than text and inline markup (a table laying out a page)."""
+    None when a cell holds more than text and inline markup (a table laying out a page).
+
+    A cell ends at its `</td>`, or where HTML lets it end unwritten (the next cell or row, the
+    row's or the table's end): else its text was lost. A cell of `colspan` n is followed by
+    n - 1 empty ones, so that the cells after it stay under their own column's header."""
     if any(kind == "start" and tag not in _TABLE_TAGS for kind, tag, _ in events):
         return None
     rows: list[list[str]] = []
     caption: list[str] = []
     cell: list[str] | None = None
+    span = 1  # the open cell's colspan
     links: list[tuple[str, int]] = []  # (href, where its text starts in the cell)
     code: int | None = None  # where an open `<code>`'s text starts in the cell
     in_caption = False
+
+    def end_cell() -> None:
+        nonlocal cell, code
+        if cell is not None:
+            rows[-1] += [" ".join("".join(cell).split()).replace("|", "\\|"), *[""] * (span - 1)]
+        cell, code = None, None
+        links.clear()
+
     for kind, tag, attrs in events:
         held = "".join(cell) if cell is not None else ""
         if kind == "data":
@@ -387,15 +400,15 @@ def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
             elif in_caption:
                 caption.append(text)
         elif kind == "start" and tag == "tr":
+            end_cell()
             rows.append([])
-            cell = None
         elif kind == "start" and tag in ("td", "th"):
+            end_cell()
             if not rows:
                 rows.append([])
-            cell = []
-        elif kind == "end" and tag in ("td", "th") and cell is not None:
-            rows[-1].append(" ".join(held.split()).replace("|", "\\|"))
-            cell = None
+            cell, span = [], _colspan(attrs)
+        elif kind == "end" and tag in ("td", "th", "tr"):
+            end_cell()
         elif kind == "start" and tag == "caption":
             in_caption = True
         elif kind == "end" and tag == "caption":
@@ -417,10 +430,20 @@ def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
         elif kind == "end" and tag == "code" and code is not None:
             cell[:] = [held[:code], code_span(held[code:])]
             code = None
+    end_cell()
     filled = [row for row in rows if any(row)]
     if not filled:
         return None
     return " ".join("".join(caption).split()), filled
+
+
+MAX_COLSPAN = 1000  # as HTML caps it: a page's `colspan="100000"` widens no table past it
+
+
+def _colspan(attrs: list[tuple[str, str | None]]) -> int:
+    """How many columns a cell spans (`colspan`; 1 when absent or not a number)."""
+    given = re.match(r"\s*([0-9]+)", dict(attrs).get("colspan") or "")  # "2px" is 2, as a browser reads it
+    return min(max(int(given[1]), 1), MAX_COLSPAN) if given else 1
 
 
 def code_span(text: str) -> str:
