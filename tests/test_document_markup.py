@@ -95,3 +95,20 @@ def test_an_html_table_cell_without_its_end_tag_keeps_its_text() -> None:
     assert html_document(one_open)[2] == "| a | b |\n| --- | --- |\n| c | d |"
     none_closed = "<table><tr><td>a<td>b<tr><td>c<td>d</table>"
     assert html_document(none_closed)[2] == "| a | b |\n| --- | --- |\n| c | d |"
+
+
+def test_an_html_page_cut_short_in_a_table_or_an_inline_code_keeps_its_text() -> None:
+    """Before, a `<table>` never closed (a page cut short) or a `<code>` never closed held back
+    the rest of the page: nothing after it was written."""
+    assert html_document("<p>x</p><table><tr><td>a</td><td>b</td></tr>")[2] == "x\n\n| a | b |\n| --- | --- |"
+    assert html_document("<p>a <code>b</p><h2>Next</h2><ul><li>one</li></ul>")[2] == "a `b`\n\n## Next\n\n- one"
+    assert html_document("<p>x <code>open")[2] == "x `open`"
+
+
+def test_an_html_link_in_an_inline_code_keeps_its_address_apart() -> None:
+    """Before, `<code><a href=…>k</a></code>` read "`khttp://x.org`" (the address glued to the
+    text, inside the span), and a `<br>` in a span broke the line before it and joined its words."""
+    assert html_document('<p>see <code><a href="http://x.org">k</a></code> now</p>')[2] == (
+        "see `k` (http://x.org) now"
+    )
+    assert html_document("<p>see <code>a<br>b</code> now</p>")[2] == "see `a b` now"

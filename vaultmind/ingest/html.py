@@ -39,12 +39,13 @@ _PARAGRAPH_TAGS = frozenset(
 )  # fmt: skip
 _LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "summary", "caption", "body", "html"})
 _VOID_TAGS = frozenset({"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "wbr", "source"})
-# what a cell of a table written as a Markdown table may hold: text and inline markup
-_TABLE_TAGS = frozenset(
-    {"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "colgroup", "col", "br", "wbr", "a", "b", "i",
-     "strong", "em", "span", "code", "img", "small", "sup", "sub", "u", "s", "strike", "del", "ins", "mark",
-     "abbr", "font", "time", "nobr", "kbd", "var", "samp", "cite", "q", "tt"}
+# inline markup: it neither ends an inline `<code>` nor keeps a table from being a Markdown table
+_INLINE_TAGS = frozenset(
+    {"br", "wbr", "a", "b", "i", "strong", "em", "span", "code", "img", "small", "sup", "sub", "u", "s",
+     "strike", "del", "ins", "mark", "abbr", "font", "time", "nobr", "kbd", "var", "samp", "cite", "q", "tt"}
 )  # fmt: skip
+# what a table written as a Markdown table may hold: its rows and cells, text and inline markup
+_TABLE_TAGS = _INLINE_TAGS | {"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "colgroup", "col"}
 _Event = tuple[str, str, list[tuple[str, str | None]]]  # ("start" | "end" | "data", tag or text, attributes)
 
 
@@ -121,6 +122,7 @@ class _Link:
     href: str
     line_count: int
     start: int  # offset in the current line when the link opened
+    code_start: int | None = None  # offset in the open inline `<code>`'s text, when it opened in one
 
 
 class _Converter(HTMLParser):
@@ -141,6 +143,7 @@ class _Converter(HTMLParser):
         self.first_h1: str | None = None
         self.h1_parts: list[str] | None = None
         self.code: list[str] | None = None  # the text of an inline `<code>` (documents), written at its end
+        self.after_code: list[str] = []  # the addresses of links in that `<code>`, written after it
         self.table: list[_Event] | None = None  # a table's events (documents), written at its end
         self.tables = 0  # tables open in the one recorded
         self.replaying = False  # a table's events played again as lines: none recorded
@@ -182,6 +185,11 @@ class _Converter(HTMLParser):
         if self.skip:
             return
         attr = {k.lower(): (v or "") for k, v in attrs}
+        if self.code is not None and tag in ("br", "wbr"):
+            self.code.append(" " if tag == "br" else "")  # a span is one line
+            return
+        if self.code is not None and tag not in _INLINE_TAGS:
+            self._end_code()  # a block ends it, as a browser shows it: else it held the rest of the page
         if tag == "br":
             if self.pre:
                 self._emit("\n", raw=True)
@@ -231,7 +239,8 @@ class _Converter(HTMLParser):
             self.cells += 1
         elif tag == "a":
             href = attr.get("href", "").strip()
-            self.links.append(_Link(href, len(self.out.lines), len(self.out.tail())))
+            in_code = len("".join(self.code)) if self.code is not None else None
+            self.links.append(_Link(href, len(self.out.lines), len(self.out.tail()), in_code))
         elif tag == "code" and self.fences and not self.pre and self.code is None:
             self.code = []
 
@@ -247,12 +256,12 @@ class _Converter(HTMLParser):
             return
         if self.skip:
             return
+        if self.code is not None and (tag == "code" or tag not in _INLINE_TAGS):
+            self._end_code()
+            if tag == "code":
+                return
         if tag == "a" and self.links:
             self._close_link(self.links.pop())
-            return
-        if tag == "code" and self.code is not None:
-            held, self.code = "".join(self.code), None
-            self._emit(code_span(held))
             return
         nested_list = tag in ("ul", "ol") and len(self.lists) > 1
         if tag == "blockquote" and self.quote:
@@ -291,7 +300,26 @@ class _Converter(HTMLParser):
             return
         self._emit(_WS_RE.sub(" ", data))
 
+    def _end_code(self) -> None:
+        """Write the open inline `<code>` as a code span, and after it the addresses of the links
+        in it; a link opened in it and still open reads the span as its text."""
+        if self.code is None:
+            return
+        held, self.code = "".join(self.code), None
+        after, self.after_code = "".join(self.after_code), []
+        line, start = len(self.out.lines), len(self.out.tail())
+        self.links = [
+            _Link(link.href, line, start) if link.code_start is not None else link for link in self.links
+        ]
+        self._emit(code_span(held) + after)
+
     def _close_link(self, link: _Link) -> None:
+        if link.code_start is not None and self.code is not None:  # its address goes after the span
+            text = "".join(self.code)[link.code_start :].strip()
+            added = _link_addition(link.href, text, True)
+            self.after_code.append(added if not added or added.startswith(" ") else f" {added}")
+            return
+        self._end_code()  # a link around a span: it ends there, the span is its text
         same_line = link.line_count == len(self.out.lines) and self.out.cur_open
         text = self.out.tail()[link.start :].strip() if same_line else ""
         added = _link_addition(link.href, text, same_line)
@@ -348,6 +376,10 @@ class _Converter(HTMLParser):
 
     def close_result(self) -> tuple[str | None, str]:
         self.close()
+        if self.table is not None:  # a table never closed (a page cut short): written all the same
+            events, self.table = self.table, None
+            self._write_table(events)
+        self._end_code()
         title = " ".join("".join(self.title_parts).split()) or None
         lines = self.out.result()
         return title, _join(lines)
