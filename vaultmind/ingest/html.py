@@ -1,7 +1,8 @@
 """HTML → readable text (Markdown-ish), with nothing but the standard library's `html.parser`.
 
 Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
-(`ingest/document.py`). It keeps what a reader needs and drops the rest:
+(`ingest/document.py`); a link's address, a code span and a Markdown table are made in
+`ingest/html_inline.py`. It keeps what a reader needs and drops the rest:
 
 - paragraphs and headings are separated by a blank line; `<br>` and `<div>` break lines;
 - headings become `#` … `######` lines; list items `- ` / `1. ` (nested lists indented);
@@ -9,7 +10,8 @@ Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
   the same); images keep their `alt` text;
 - `<blockquote>` lines are prefixed with `> ` (so quoted replies look quoted);
 - `<pre>` keeps its whitespace, fenced in a ``` block when `fences=True` (documents), and
-  `<code>` outside it is then a backtick span (a fence of more backticks than it holds);
+  `<code>` outside it is then a backtick span (a fence of more backticks than it holds; a
+  block tag, or the page's end, ends one left open);
 - table cells on one row are joined with ` | `; with `fences=True` (documents) a table whose
   cells hold only text and inline markup is a Markdown (GFM) table: a separator row after the
   first, every row as wide as the widest, a `colspan` cell followed by empty ones, `|` in a
@@ -26,11 +28,20 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from vaultmind.ingest.html_inline import (
+    INLINE_TAGS,
+    INVISIBLE_RE,
+    Event,
+    code_span,
+    link_addition,
+    table_rows,
+)
+
 MAX_HTML_CHARS = 4_000_000
 """Longer input is cut before conversion (a pathological HTML part must not stall an ingest)."""
 
 _WS_RE = re.compile(r"[ \t\n\r\f\v]+")
-_INVISIBLE_RE = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad]")
+
 _SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript", "xml", "svg", "object"})
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre", "blockquote",
@@ -39,14 +50,6 @@ _PARAGRAPH_TAGS = frozenset(
 )  # fmt: skip
 _LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "summary", "caption", "body", "html"})
 _VOID_TAGS = frozenset({"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "wbr", "source"})
-# inline markup: it neither ends an inline `<code>` nor keeps a table from being a Markdown table
-_INLINE_TAGS = frozenset(
-    {"br", "wbr", "a", "b", "i", "strong", "em", "span", "code", "img", "small", "sup", "sub", "u", "s",
-     "strike", "del", "ins", "mark", "abbr", "font", "time", "nobr", "kbd", "var", "samp", "cite", "q", "tt"}
-)  # fmt: skip
-# what a table written as a Markdown table may hold: its rows and cells, text and inline markup
-_TABLE_TAGS = _INLINE_TAGS | {"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "colgroup", "col"}
-_Event = tuple[str, str, list[tuple[str, str | None]]]  # ("start" | "end" | "data", tag or text, attributes)
 
 
 @dataclass(slots=True)
@@ -144,7 +147,7 @@ class _Converter(HTMLParser):
         self.h1_parts: list[str] | None = None
         self.code: list[str] | None = None  # the text of an inline `<code>` (documents), written at its end
         self.after_code: list[str] = []  # the addresses of links in that `<code>`, written after it
-        self.table: list[_Event] | None = None  # a table's events (documents), written at its end
+        self.table: list[Event] | None = None  # a table's events (documents), written at its end
         self.tables = 0  # tables open in the one recorded
         self.replaying = False  # a table's events played again as lines: none recorded
 
@@ -188,7 +191,7 @@ class _Converter(HTMLParser):
         if self.code is not None and tag in ("br", "wbr"):
             self.code.append(" " if tag == "br" else "")  # a span is one line
             return
-        if self.code is not None and tag not in _INLINE_TAGS:
+        if self.code is not None and tag not in INLINE_TAGS:
             self._end_code()  # a block ends it, as a browser shows it: else it held the rest of the page
         if tag == "br":
             if self.pre:
@@ -256,7 +259,7 @@ class _Converter(HTMLParser):
             return
         if self.skip:
             return
-        if self.code is not None and (tag == "code" or tag not in _INLINE_TAGS):
+        if self.code is not None and (tag == "code" or tag not in INLINE_TAGS):
             self._end_code()
             if tag == "code":
                 return
@@ -291,7 +294,7 @@ class _Converter(HTMLParser):
             self.title_parts.append(data)
         if self.skip:
             return
-        data = _INVISIBLE_RE.sub("", data.replace("\xa0", " "))
+        data = INVISIBLE_RE.sub("", data.replace("\xa0", " "))
         if self.pre:
             for i, piece in enumerate(data.replace("\r\n", "\n").split("\n")):
                 if i:
@@ -316,13 +319,13 @@ class _Converter(HTMLParser):
     def _close_link(self, link: _Link) -> None:
         if link.code_start is not None and self.code is not None:  # its address goes after the span
             text = "".join(self.code)[link.code_start :].strip()
-            added = _link_addition(link.href, text, True)
+            added = link_addition(link.href, text, True)
             self.after_code.append(added if not added or added.startswith(" ") else f" {added}")
             return
         self._end_code()  # a link around a span: it ends there, the span is its text
         same_line = link.line_count == len(self.out.lines) and self.out.cur_open
         text = self.out.tail()[link.start :].strip() if same_line else ""
-        added = _link_addition(link.href, text, same_line)
+        added = link_addition(link.href, text, same_line)
         if added:
             self._emit(added, raw=added.startswith(" ") and not same_line)
 
@@ -344,10 +347,10 @@ class _Converter(HTMLParser):
         self.table.append((kind, value, attrs))
         return True
 
-    def _write_table(self, events: list[_Event]) -> None:
+    def _write_table(self, events: list[Event]) -> None:
         """A recorded table as a Markdown table when its cells hold only text and inline markup,
         else as lines, the way any table is written (the events played again)."""
-        rows = _table_rows(events)
+        rows = table_rows(events)
         if rows is None:
             self.replaying = True
             try:
@@ -383,110 +386,6 @@ class _Converter(HTMLParser):
         title = " ".join("".join(self.title_parts).split()) or None
         lines = self.out.result()
         return title, _join(lines)
-
-
-def _link_addition(href: str, text: str, same_line: bool) -> str:
-    """What a link adds after its text: its address (`text (url)`), the address alone when it
-    has no text, or nothing when the text says the address (or the link leads nowhere)."""
-    if not href or href.startswith(("#", "javascript:", "data:", "cid:")):
-        return ""
-    shown = href[7:].split("?", 1)[0] if href.lower().startswith("mailto:") else href
-    bare = re.sub(r"^[a-z]+://", "", shown.rstrip("/"), flags=re.IGNORECASE)
-    if same_line and not text:
-        return shown
-    if text.rstrip("/") in (shown.rstrip("/"), bare) or not shown:
-        return ""
-    return f" ({shown})"
-
-
-def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
-    """(caption, rows of cells) of a table's events, each cell's text on one line, `|` escaped;
-    None when a cell holds more than text and inline markup (a table laying out a page).
-
-    A cell ends at its `</td>`, or where HTML lets it end unwritten (the next cell or row, the
-    row's or the table's end): else its text was lost. A cell of `colspan` n is followed by
-    n - 1 empty ones, so that the cells after it stay under their own column's header."""
-    if any(kind == "start" and tag not in _TABLE_TAGS for kind, tag, _ in events):
-        return None
-    rows: list[list[str]] = []
-    caption: list[str] = []
-    cell: list[str] | None = None
-    span = 1  # the open cell's colspan
-    links: list[tuple[str, int]] = []  # (href, where its text starts in the cell)
-    code: int | None = None  # where an open `<code>`'s text starts in the cell
-    in_caption = False
-
-    def end_cell() -> None:
-        nonlocal cell, code
-        if cell is not None:
-            rows[-1] += [" ".join("".join(cell).split()).replace("|", "\\|"), *[""] * (span - 1)]
-        cell, code = None, None
-        links.clear()
-
-    for kind, tag, attrs in events:
-        held = "".join(cell) if cell is not None else ""
-        if kind == "data":
-            text = _INVISIBLE_RE.sub("", tag.replace("\xa0", " "))
-            if cell is not None:
-                cell.append(text)
-            elif in_caption:
-                caption.append(text)
-        elif kind == "start" and tag == "tr":
-            end_cell()
-            rows.append([])
-        elif kind == "start" and tag in ("td", "th"):
-            end_cell()
-            if not rows:
-                rows.append([])
-            cell, span = [], _colspan(attrs)
-        elif kind == "end" and tag in ("td", "th", "tr"):
-            end_cell()
-        elif kind == "start" and tag == "caption":
-            in_caption = True
-        elif kind == "end" and tag == "caption":
-            in_caption = False
-        elif cell is None:
-            continue
-        elif kind == "start" and tag in ("br", "wbr"):
-            cell.append(" " if tag == "br" else "")
-        elif kind == "start" and tag == "img":
-            alt = " ".join((dict(attrs).get("alt") or "").split())
-            cell.append(f" {alt} " if alt else "")
-        elif kind == "start" and tag == "a":
-            links.append(((dict(attrs).get("href") or "").strip(), len(held)))
-        elif kind == "end" and tag == "a" and links:
-            href, start = links.pop()
-            cell.append(_link_addition(href, held[start:].strip(), True))
-        elif kind == "start" and tag == "code" and code is None:
-            code = len(held)
-        elif kind == "end" and tag == "code" and code is not None:
-            cell[:] = [held[:code], code_span(held[code:])]
-            code = None
-    end_cell()
-    filled = [row for row in rows if any(row)]
-    if not filled:
-        return None
-    return " ".join("".join(caption).split()), filled
-
-
-MAX_COLSPAN = 1000  # as HTML caps it: a page's `colspan="100000"` widens no table past it
-
-
-def _colspan(attrs: list[tuple[str, str | None]]) -> int:
-    """How many columns a cell spans (`colspan`; 1 when absent or not a number)."""
-    given = re.match(r"\s*([0-9]+)", dict(attrs).get("colspan") or "")  # "2px" is 2, as a browser reads it
-    return min(max(int(given[1]), 1), MAX_COLSPAN) if given else 1
-
-
-def code_span(text: str) -> str:
-    """`text` as a Markdown code span: fenced by one more backtick than its longest run, with a
-    space inside the fence when it starts or ends with one; nothing when it is blank."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _join(lines: list[_Line]) -> str:
