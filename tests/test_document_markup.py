@@ -75,3 +75,40 @@ def test_an_html_table_of_text_is_a_markdown_table() -> None:
     assert html_document("<table><tr><td>a</td><td>b</td></tr></table>", fences=False)[2] == "a | b", (
         "an email's HTML is unchanged"
     )
+
+
+def test_an_html_table_cell_spanning_columns_keeps_the_cells_after_it_in_their_columns() -> None:
+    """Before, a `colspan="2"` header was one cell: "Age" stood over the second column, "B"'s."""
+    page = (
+        '<table><tr><th colspan="2">Name</th><th>Age</th></tr>'
+        "<tr><td>Ada</td><td>Lovelace</td><td>36</td></tr></table>"
+    )
+    assert html_document(page)[2] == "| Name |  | Age |\n| --- | --- | --- |\n| Ada | Lovelace | 36 |"
+    huge = '<table><tr><td colspan="999999">x</td></tr><tr><td>y</td></tr></table>'
+    assert html_document(huge)[2].count("| --- ") == 1000, "a colspan is capped as HTML caps it"
+
+
+def test_an_html_table_cell_without_its_end_tag_keeps_its_text() -> None:
+    """HTML lets a cell end at the next cell or row, unwritten; before, such a cell's text was
+    lost ("b"), or the whole table fell back to lines when no cell was closed."""
+    one_open = "<table><tr><td>a</td><td>b</tr><tr><td>c</td><td>d</td></tr></table>"
+    assert html_document(one_open)[2] == "| a | b |\n| --- | --- |\n| c | d |"
+    none_closed = "<table><tr><td>a<td>b<tr><td>c<td>d</table>"
+    assert html_document(none_closed)[2] == "| a | b |\n| --- | --- |\n| c | d |"
+
+
+def test_an_html_page_cut_short_in_a_table_or_an_inline_code_keeps_its_text() -> None:
+    """Before, a `<table>` never closed (a page cut short) or a `<code>` never closed held back
+    the rest of the page: nothing after it was written."""
+    assert html_document("<p>x</p><table><tr><td>a</td><td>b</td></tr>")[2] == "x\n\n| a | b |\n| --- | --- |"
+    assert html_document("<p>a <code>b</p><h2>Next</h2><ul><li>one</li></ul>")[2] == "a `b`\n\n## Next\n\n- one"
+    assert html_document("<p>x <code>open")[2] == "x `open`"
+
+
+def test_an_html_link_in_an_inline_code_keeps_its_address_apart() -> None:
+    """Before, `<code><a href=…>k</a></code>` read "`khttp://x.org`" (the address glued to the
+    text, inside the span), and a `<br>` in a span broke the line before it and joined its words."""
+    assert html_document('<p>see <code><a href="http://x.org">k</a></code> now</p>')[2] == (
+        "see `k` (http://x.org) now"
+    )
+    assert html_document("<p>see <code>a<br>b</code> now</p>")[2] == "see `a b` now"

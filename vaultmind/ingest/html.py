@@ -1,7 +1,8 @@
 """HTML → readable text (Markdown-ish), with nothing but the standard library's `html.parser`.
 
 Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
-(`ingest/document.py`). It keeps what a reader needs and drops the rest:
+(`ingest/document.py`); a link's address, a code span and a Markdown table are made in
+`ingest/html_inline.py`. It keeps what a reader needs and drops the rest:
 
 - paragraphs and headings are separated by a blank line; `<br>` and `<div>` break lines;
 - headings become `#` … `######` lines; list items `- ` / `1. ` (nested lists indented);
@@ -9,11 +10,12 @@ Used for HTML-only email bodies (`ingest/mime.py`) and `.html` documents
   the same); images keep their `alt` text;
 - `<blockquote>` lines are prefixed with `> ` (so quoted replies look quoted);
 - `<pre>` keeps its whitespace, fenced in a ``` block when `fences=True` (documents), and
-  `<code>` outside it is then a backtick span (a fence of more backticks than it holds);
+  `<code>` outside it is then a backtick span (a fence of more backticks than it holds; a
+  block tag, or the page's end, ends one left open);
 - table cells on one row are joined with ` | `; with `fences=True` (documents) a table whose
   cells hold only text and inline markup is a Markdown (GFM) table: a separator row after the
-  first, every row as wide as the widest, `|` in a cell written `\\|` and a `<br>` in it a
-  space (a table that lays out paragraphs, lists or other tables stays lines); `<hr>` becomes `---`;
+  first, every row as wide as the widest, a `colspan` cell followed by empty ones, `|` in a
+  cell written `\\|` and a `<br>` in it a space (a table that lays out paragraphs, lists or other tables stays lines); `<hr>` becomes `---`;
 - `<script>`, `<style>`, `<head>` content, comments and conditional comments are dropped;
   non-breaking spaces become spaces and invisible marks (zero-width, direction marks) vanish.
 
@@ -26,11 +28,20 @@ import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
+from vaultmind.ingest.html_inline import (
+    INLINE_TAGS,
+    INVISIBLE_RE,
+    Event,
+    code_span,
+    link_addition,
+    table_rows,
+)
+
 MAX_HTML_CHARS = 4_000_000
 """Longer input is cut before conversion (a pathological HTML part must not stall an ingest)."""
 
 _WS_RE = re.compile(r"[ \t\n\r\f\v]+")
-_INVISIBLE_RE = re.compile("[\u200b\u200c\u200d\u200e\u200f\u2060\ufeff\u00ad]")
+
 _SKIP_TAGS = frozenset({"script", "style", "head", "title", "template", "noscript", "xml", "svg", "object"})
 _PARAGRAPH_TAGS = frozenset(
     {"p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "dl", "table", "pre", "blockquote",
@@ -39,13 +50,6 @@ _PARAGRAPH_TAGS = frozenset(
 )  # fmt: skip
 _LINE_TAGS = frozenset({"div", "li", "tr", "dt", "dd", "figcaption", "summary", "caption", "body", "html"})
 _VOID_TAGS = frozenset({"br", "hr", "img", "meta", "link", "input", "area", "base", "col", "wbr", "source"})
-# what a cell of a table written as a Markdown table may hold: text and inline markup
-_TABLE_TAGS = frozenset(
-    {"tr", "td", "th", "thead", "tbody", "tfoot", "caption", "colgroup", "col", "br", "wbr", "a", "b", "i",
-     "strong", "em", "span", "code", "img", "small", "sup", "sub", "u", "s", "strike", "del", "ins", "mark",
-     "abbr", "font", "time", "nobr", "kbd", "var", "samp", "cite", "q", "tt"}
-)  # fmt: skip
-_Event = tuple[str, str, list[tuple[str, str | None]]]  # ("start" | "end" | "data", tag or text, attributes)
 
 
 @dataclass(slots=True)
@@ -121,6 +125,7 @@ class _Link:
     href: str
     line_count: int
     start: int  # offset in the current line when the link opened
+    code_start: int | None = None  # offset in the open inline `<code>`'s text, when it opened in one
 
 
 class _Converter(HTMLParser):
@@ -141,7 +146,8 @@ class _Converter(HTMLParser):
         self.first_h1: str | None = None
         self.h1_parts: list[str] | None = None
         self.code: list[str] | None = None  # the text of an inline `<code>` (documents), written at its end
-        self.table: list[_Event] | None = None  # a table's events (documents), written at its end
+        self.after_code: list[str] = []  # the addresses of links in that `<code>`, written after it
+        self.table: list[Event] | None = None  # a table's events (documents), written at its end
         self.tables = 0  # tables open in the one recorded
         self.replaying = False  # a table's events played again as lines: none recorded
 
@@ -182,6 +188,11 @@ class _Converter(HTMLParser):
         if self.skip:
             return
         attr = {k.lower(): (v or "") for k, v in attrs}
+        if self.code is not None and tag in ("br", "wbr"):
+            self.code.append(" " if tag == "br" else "")  # a span is one line
+            return
+        if self.code is not None and tag not in INLINE_TAGS:
+            self._end_code()  # a block ends it, as a browser shows it: else it held the rest of the page
         if tag == "br":
             if self.pre:
                 self._emit("\n", raw=True)
@@ -231,7 +242,8 @@ class _Converter(HTMLParser):
             self.cells += 1
         elif tag == "a":
             href = attr.get("href", "").strip()
-            self.links.append(_Link(href, len(self.out.lines), len(self.out.tail())))
+            in_code = len("".join(self.code)) if self.code is not None else None
+            self.links.append(_Link(href, len(self.out.lines), len(self.out.tail()), in_code))
         elif tag == "code" and self.fences and not self.pre and self.code is None:
             self.code = []
 
@@ -247,12 +259,12 @@ class _Converter(HTMLParser):
             return
         if self.skip:
             return
+        if self.code is not None and (tag == "code" or tag not in INLINE_TAGS):
+            self._end_code()
+            if tag == "code":
+                return
         if tag == "a" and self.links:
             self._close_link(self.links.pop())
-            return
-        if tag == "code" and self.code is not None:
-            held, self.code = "".join(self.code), None
-            self._emit(code_span(held))
             return
         nested_list = tag in ("ul", "ol") and len(self.lists) > 1
         if tag == "blockquote" and self.quote:
@@ -282,7 +294,7 @@ class _Converter(HTMLParser):
             self.title_parts.append(data)
         if self.skip:
             return
-        data = _INVISIBLE_RE.sub("", data.replace("\xa0", " "))
+        data = INVISIBLE_RE.sub("", data.replace("\xa0", " "))
         if self.pre:
             for i, piece in enumerate(data.replace("\r\n", "\n").split("\n")):
                 if i:
@@ -291,10 +303,29 @@ class _Converter(HTMLParser):
             return
         self._emit(_WS_RE.sub(" ", data))
 
+    def _end_code(self) -> None:
+        """Write the open inline `<code>` as a code span, and after it the addresses of the links
+        in it; a link opened in it and still open reads the span as its text."""
+        if self.code is None:
+            return
+        held, self.code = "".join(self.code), None
+        after, self.after_code = "".join(self.after_code), []
+        line, start = len(self.out.lines), len(self.out.tail())
+        self.links = [
+            _Link(link.href, line, start) if link.code_start is not None else link for link in self.links
+        ]
+        self._emit(code_span(held) + after)
+
     def _close_link(self, link: _Link) -> None:
+        if link.code_start is not None and self.code is not None:  # its address goes after the span
+            text = "".join(self.code)[link.code_start :].strip()
+            added = link_addition(link.href, text, True)
+            self.after_code.append(added if not added or added.startswith(" ") else f" {added}")
+            return
+        self._end_code()  # a link around a span: it ends there, the span is its text
         same_line = link.line_count == len(self.out.lines) and self.out.cur_open
         text = self.out.tail()[link.start :].strip() if same_line else ""
-        added = _link_addition(link.href, text, same_line)
+        added = link_addition(link.href, text, same_line)
         if added:
             self._emit(added, raw=added.startswith(" ") and not same_line)
 
@@ -316,10 +347,10 @@ class _Converter(HTMLParser):
         self.table.append((kind, value, attrs))
         return True
 
-    def _write_table(self, events: list[_Event]) -> None:
+    def _write_table(self, events: list[Event]) -> None:
         """A recorded table as a Markdown table when its cells hold only text and inline markup,
         else as lines, the way any table is written (the events played again)."""
-        rows = _table_rows(events)
+        rows = table_rows(events)
         if rows is None:
             self.replaying = True
             try:
@@ -348,90 +379,13 @@ class _Converter(HTMLParser):
 
     def close_result(self) -> tuple[str | None, str]:
         self.close()
+        if self.table is not None:  # a table never closed (a page cut short): written all the same
+            events, self.table = self.table, None
+            self._write_table(events)
+        self._end_code()
         title = " ".join("".join(self.title_parts).split()) or None
         lines = self.out.result()
         return title, _join(lines)
-
-
-def _link_addition(href: str, text: str, same_line: bool) -> str:
-    """What a link adds after its text: its address (`text (url)`), the address alone when it
-    has no text, or nothing when the text says the address (or the link leads nowhere)."""
-    if not href or href.startswith(("#", "javascript:", "data:", "cid:")):
-        return ""
-    shown = href[7:].split("?", 1)[0] if href.lower().startswith("mailto:") else href
-    bare = re.sub(r"^[a-z]+://", "", shown.rstrip("/"), flags=re.IGNORECASE)
-    if same_line and not text:
-        return shown
-    if text.rstrip("/") in (shown.rstrip("/"), bare) or not shown:
-        return ""
-    return f" ({shown})"
-
-
-def _table_rows(events: list[_Event]) -> tuple[str, list[list[str]]] | None:
-    """(caption, rows of cells) of a table's events, each cell's text on one line, `|` escaped;
-    None when a cell holds more than text and inline markup (a table laying out a page)."""
-    if any(kind == "start" and tag not in _TABLE_TAGS for kind, tag, _ in events):
-        return None
-    rows: list[list[str]] = []
-    caption: list[str] = []
-    cell: list[str] | None = None
-    links: list[tuple[str, int]] = []  # (href, where its text starts in the cell)
-    code: int | None = None  # where an open `<code>`'s text starts in the cell
-    in_caption = False
-    for kind, tag, attrs in events:
-        held = "".join(cell) if cell is not None else ""
-        if kind == "data":
-            text = _INVISIBLE_RE.sub("", tag.replace("\xa0", " "))
-            if cell is not None:
-                cell.append(text)
-            elif in_caption:
-                caption.append(text)
-        elif kind == "start" and tag == "tr":
-            rows.append([])
-            cell = None
-        elif kind == "start" and tag in ("td", "th"):
-            if not rows:
-                rows.append([])
-            cell = []
-        elif kind == "end" and tag in ("td", "th") and cell is not None:
-            rows[-1].append(" ".join(held.split()).replace("|", "\\|"))
-            cell = None
-        elif kind == "start" and tag == "caption":
-            in_caption = True
-        elif kind == "end" and tag == "caption":
-            in_caption = False
-        elif cell is None:
-            continue
-        elif kind == "start" and tag in ("br", "wbr"):
-            cell.append(" " if tag == "br" else "")
-        elif kind == "start" and tag == "img":
-            alt = " ".join((dict(attrs).get("alt") or "").split())
-            cell.append(f" {alt} " if alt else "")
-        elif kind == "start" and tag == "a":
-            links.append(((dict(attrs).get("href") or "").strip(), len(held)))
-        elif kind == "end" and tag == "a" and links:
-            href, start = links.pop()
-            cell.append(_link_addition(href, held[start:].strip(), True))
-        elif kind == "start" and tag == "code" and code is None:
-            code = len(held)
-        elif kind == "end" and tag == "code" and code is not None:
-            cell[:] = [held[:code], code_span(held[code:])]
-            code = None
-    filled = [row for row in rows if any(row)]
-    if not filled:
-        return None
-    return " ".join("".join(caption).split()), filled
-
-
-def code_span(text: str) -> str:
-    """`text` as a Markdown code span: fenced by one more backtick than its longest run, with a
-    space inside the fence when it starts or ends with one; nothing when it is blank."""
-    text = " ".join(text.split())
-    if not text:
-        return ""
-    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _join(lines: list[_Line]) -> str:
