@@ -289,3 +289,26 @@ def test_a_salvage_past_its_time_keeps_what_it_copied_and_stops(tmp_path: Path) 
     assert salvage(path, con, budget_s=0.0).said() is None
     assert con.execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
     assert salvage(path, con).said() == "kept 20 embeddings from it"
+
+
+@pytest.mark.parametrize("history", ["newer", "older"])
+def test_a_file_of_another_version_gives_nothing(tmp_path: Path, history: str) -> None:
+    """A file written by a newer vaultmind (a migration this version does not know) may give
+    the same columns another meaning, and one written by an older version may hold rows that a
+    later migration changed or dropped: neither is salvaged, the rebuild computes its rows."""
+    path = tmp_path / ".vaultmind" / "index.duckdb"
+    with Index.open(path) as index, index.transaction() as con:
+        insert_arrow(con, "embeddings", _embedding_rows([_hash(i) for i in range(20)], [MODEL] * 20, [8] * 20, _vectors(20, 8)))
+        if history == "newer":
+            con.execute("INSERT INTO migrations SELECT max(seq) + 1, '9999_from_a_newer_version' FROM migrations")
+        else:
+            con.execute("DELETE FROM migrations WHERE seq = (SELECT max(seq) FROM migrations)")
+    con = duckdb.connect()
+    migrate(con)
+    assert salvage(path, con).said() is None
+    assert con.execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
+    if history == "newer":
+        with Index.open(path) as index:
+            assert index.quarantined is not None and "incompatible version" in index.quarantined
+            assert "kept" not in index.quarantined
+            assert index.scalar("SELECT count(*) FROM embeddings") == 0

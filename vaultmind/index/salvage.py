@@ -9,8 +9,11 @@ them cached.
 The moved file is opened read-only by a DuckDB instance of its own (an error there, even one
 that invalidates its database, cannot touch the fresh index) and never written. Each table is
 read in chunks of rows (`CHUNK_ROWS`): a damaged block fails only the chunks whose rows it
-holds, the others are copied. Nothing is trusted that fails a check: the columns must be those
-this version writes, each row's keys well formed and its value sound (a vector of as many
+holds, the others are copied. Nothing is trusted that fails a check: the file must have been
+written by this version (its migrations this version's, no more and no fewer: a newer one may
+give the same columns another meaning, an older one's rows may be of a meaning a later
+migration changed or dropped; a file whose migrations do not read gives nothing), the columns
+must be those this version writes, each row's keys well formed and its value sound (a vector of as many
 elements as its dimension says, all finite, and of its model's dimension). The whole salvage
 stops at `SALVAGE_S`, keeping what it copied: a bad file never holds the rebuild up for long. A
 file that cannot be opened at all gives nothing.
@@ -36,6 +39,7 @@ from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.connection import session
 from vaultmind.index.damage import invalidated
 from vaultmind.index.pool import limit_setting
+from vaultmind.index.schema import migrations
 from vaultmind.index.vector_codec import matrix_of
 
 log = logging.getLogger(__name__)
@@ -138,7 +142,7 @@ def salvage(source: Path, con: duckdb.DuckDBPyConnection, budget_s: float = SALV
     rows: dict[str, int] = {}
     try:
         with prompt_purge(), _Reader.open(source) as reader, reader.interrupted_at(deadline):
-            for cache in CACHES:
+            for cache in CACHES if _written_by_this_version(reader) else ():
                 if time.monotonic() >= deadline:
                     log.warning("salvage of %s stopped after %.0f s", source, budget_s)
                     break
@@ -208,6 +212,20 @@ class _Reader:
             yield
         finally:
             timer.cancel()
+
+
+def _written_by_this_version(reader: _Reader) -> bool:
+    """Whether the moved file's migrations are exactly this version's (see the module's
+    docstring); False, said in the log, when they are not or do not read."""
+    try:
+        applied = [str(r[0]) for r in reader.con.execute("SELECT name FROM migrations ORDER BY seq").fetchall()]
+    except duckdb.Error as exc:
+        log.warning("nothing salvaged of %s: its migrations could not be read (%s)", reader.path, _first_line(exc))
+        return False
+    if applied != [name for name, _ in migrations()]:
+        log.warning("nothing salvaged of %s: it was written by another version of vaultmind", reader.path)
+        return False
+    return True
 
 
 def _connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
