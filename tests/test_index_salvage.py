@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -26,7 +28,7 @@ from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.damage import HEADER_BYTES, last_block_in_use
 from vaultmind.index.migrate import migrate
 from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
-from vaultmind.index.salvage import CHUNK_ROWS, salvage
+from vaultmind.index.salvage import CHUNK_ROWS, _Reader, salvage
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 from vaultmind.queue.workers import WorkerPool
@@ -312,3 +314,20 @@ def test_a_file_of_another_version_gives_nothing(tmp_path: Path, history: str) -
             assert index.quarantined is not None and "incompatible version" in index.quarantined
             assert "kept" not in index.quarantined
             assert index.scalar("SELECT count(*) FROM embeddings") == 0
+
+
+def test_the_deadline_meeting_a_closed_reader_raises_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timer that interrupts a slow read at the deadline may meet the reader's connection
+    closed (an error invalidated it and no new one could be made): nothing is raised in the
+    timer's thread (before: a traceback on stderr), and the thread is gone once the salvage is."""
+    path = tmp_path / "old.duckdb"
+    with Index.open(path):
+        pass
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    with _Reader.open(path) as reader:
+        reader.con.close()
+        with reader.interrupted_at(time.monotonic() + 0.05):
+            time.sleep(0.3)
+    assert raised == []
+    assert not [t for t in threading.enumerate() if isinstance(t, threading.Timer)]

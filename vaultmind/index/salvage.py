@@ -204,14 +204,21 @@ class _Reader:
 
     @contextmanager
     def interrupted_at(self, deadline: float) -> Iterator[None]:
-        """A statement still running at `deadline` is interrupted (a chunk that reads slowly)."""
-        timer = threading.Timer(max(0.0, deadline - time.monotonic()), lambda: self.con.interrupt())
+        """A statement still running at `deadline` is interrupted (a chunk that reads slowly).
+        Only the reader's connection, whichever it is by then: the fresh index's is never
+        touched, and one closed (`reopen` could make none) is left be."""
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._interrupt)
         timer.daemon = True
         timer.start()
         try:
             yield
         finally:
             timer.cancel()
+            timer.join()  # no thread left behind the salvage
+
+    def _interrupt(self) -> None:
+        with suppress(duckdb.Error):
+            self.con.interrupt()
 
 
 def _written_by_this_version(reader: _Reader) -> bool:
