@@ -38,7 +38,7 @@ from vaultmind.admission.importance import (
     repair_rows,
     store_answer,
 )
-from vaultmind.index.store import put_meta
+from vaultmind.index.meta import put_meta
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
 from vaultmind.tree.admitted import follow_admission

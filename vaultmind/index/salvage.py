@@ -38,6 +38,7 @@ from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.connection import session
 from vaultmind.index.damage import invalidated
+from vaultmind.index.meta import put_meta
 from vaultmind.index.pool import limit_setting
 from vaultmind.index.schema import migrations
 from vaultmind.index.vector_codec import matrix_of
@@ -361,8 +362,7 @@ def _copy_vector_meta(reader: _Reader, con: duckdb.DuckDBPyConnection) -> None:
         return
     for key, value in rows:
         if isinstance(value, str) and value.isdigit():
-            con.execute("DELETE FROM meta WHERE key = ?", [key])
-            con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+            put_meta(con, key, value)
 
 
 def _first_line(exc: BaseException) -> str:
