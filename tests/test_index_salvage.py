@@ -5,6 +5,7 @@ block loses only the rows it holds (real DuckDB files, real damage, a fake Ollam
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
 import threading
@@ -252,9 +253,9 @@ def test_a_file_that_cannot_be_opened_gives_nothing(tmp_path: Path) -> None:
         assert index.scalar("SELECT count(*) FROM embeddings") == 0
 
 
-def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoint(tmp_path: Path) -> None:
-    """The file opens only with its WAL replayed; a WAL that cannot be is set aside for the
-    read (the file and its WAL are kept as they were) and the checkpointed rows are taken."""
+def _with_a_broken_wal(tmp_path: Path) -> Path:
+    """An index file of 20 vectors checkpointed and 20 more in a WAL garbled as a crash may
+    leave it: the file opens only with its WAL replayed, which cannot be."""
     made = tmp_path / "made.duckdb"
     with Index.open(made) as index, index.transaction() as con:
         insert_arrow(con, "embeddings", _embedding_rows([_hash(i) for i in range(20)], [MODEL] * 20, [8] * 20, _vectors(20, 8)))
@@ -269,6 +270,13 @@ def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoin
     with open(f"{path}.wal", "r+b") as wal:
         wal.seek(64)
         wal.write(b"\xa5" * 64)
+    return path
+
+
+def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoint(tmp_path: Path) -> None:
+    """The file opens only with its WAL replayed; a WAL that cannot be is set aside for the
+    read (the file and its WAL are kept as they were) and the checkpointed rows are taken."""
+    path = _with_a_broken_wal(tmp_path)
     file, log = _sha256_of(path), _sha256_of(Path(f"{path}.wal"))
     (path.parent / "quarantine").mkdir()
     (path.parent / "quarantine" / ".salvage-index-0.duckdb").write_bytes(b"left by a process that ended mid-salvage")
@@ -280,6 +288,24 @@ def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoin
     moved = path.parent / "quarantine" / "index-1.duckdb"
     assert (_sha256_of(moved), _sha256_of(Path(f"{moved}.wal"))) == (file, log)
     assert sorted(p.name for p in moved.parent.iterdir()) == ["index-1.duckdb", "index-1.duckdb.wal", "notice.txt"]
+
+
+def test_without_hard_links_a_wal_that_cannot_be_replayed_still_gives_back_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a filesystem without hard links (FAT, some network shares: `os.link` fails) the file
+    is read without its WAL through a copy (before: nothing was kept), which is then removed."""
+    path = _with_a_broken_wal(tmp_path)
+
+    def no_hard_links(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_hard_links)
+    with Index.open(path) as index:
+        assert _kept(index.quarantined) == 20
+    assert sorted(p.name for p in (path.parent / "quarantine").iterdir()) == [
+        "index-1.duckdb", "index-1.duckdb.wal", "notice.txt"
+    ]
 
 
 def test_a_salvage_past_its_time_keeps_what_it_copied_and_stops(tmp_path: Path) -> None:

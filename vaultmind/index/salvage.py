@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -172,8 +173,8 @@ class _Reader:
     @contextmanager
     def open(cls, source: Path) -> Iterator[_Reader]:
         """A reader of `source`; when its WAL cannot be replayed, of the file without it (its
-        last checkpoint), through a hard link beside it that has no WAL (the file and its WAL
-        are kept as they are)."""
+        last checkpoint), through a hard link beside it that has no WAL (a copy where the
+        filesystem has no hard links; the file and its WAL are kept as they are)."""
         for stale in source.parent.glob(f"{BARE_PREFIX}*"):  # left by a process that ended mid-salvage
             stale.unlink(missing_ok=True)
         try:
@@ -182,8 +183,8 @@ class _Reader:
             if not Path(f"{source}.wal").exists():
                 raise
             bare = source.with_name(f"{BARE_PREFIX}{source.name}")
-            os.link(source, bare)
             try:
+                _link_or_copy(source, bare)
                 reader = cls(bare, lambda: bare.unlink(missing_ok=True))
             except BaseException:
                 bare.unlink(missing_ok=True)
@@ -220,6 +221,16 @@ class _Reader:
     def _interrupt(self) -> None:
         with suppress(duckdb.Error):
             self.con.interrupt()
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """`target` names the file at `source`: a hard link (nothing copied), or where the
+    filesystem has none (FAT, exFAT, some network shares) a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        target.unlink(missing_ok=True)
+        shutil.copyfile(source, target)
 
 
 def _written_by_this_version(reader: _Reader) -> bool:
