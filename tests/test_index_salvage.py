@@ -5,8 +5,11 @@ block loses only the rows it holds (real DuckDB files, real damage, a fake Ollam
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -26,7 +29,7 @@ from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.damage import HEADER_BYTES, last_block_in_use
 from vaultmind.index.migrate import migrate
 from vaultmind.index.pool import MEMORY_LIMIT, size_bytes
-from vaultmind.index.salvage import CHUNK_ROWS, salvage
+from vaultmind.index.salvage import CHUNK_ROWS, _Reader, salvage
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 from vaultmind.queue.workers import WorkerPool
@@ -250,9 +253,9 @@ def test_a_file_that_cannot_be_opened_gives_nothing(tmp_path: Path) -> None:
         assert index.scalar("SELECT count(*) FROM embeddings") == 0
 
 
-def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoint(tmp_path: Path) -> None:
-    """The file opens only with its WAL replayed; a WAL that cannot be is set aside for the
-    read (the file and its WAL are kept as they were) and the checkpointed rows are taken."""
+def _with_a_broken_wal(tmp_path: Path) -> Path:
+    """An index file of 20 vectors checkpointed and 20 more in a WAL garbled as a crash may
+    leave it: the file opens only with its WAL replayed, which cannot be."""
     made = tmp_path / "made.duckdb"
     with Index.open(made) as index, index.transaction() as con:
         insert_arrow(con, "embeddings", _embedding_rows([_hash(i) for i in range(20)], [MODEL] * 20, [8] * 20, _vectors(20, 8)))
@@ -267,6 +270,13 @@ def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoin
     with open(f"{path}.wal", "r+b") as wal:
         wal.seek(64)
         wal.write(b"\xa5" * 64)
+    return path
+
+
+def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoint(tmp_path: Path) -> None:
+    """The file opens only with its WAL replayed; a WAL that cannot be is set aside for the
+    read (the file and its WAL are kept as they were) and the checkpointed rows are taken."""
+    path = _with_a_broken_wal(tmp_path)
     file, log = _sha256_of(path), _sha256_of(Path(f"{path}.wal"))
     (path.parent / "quarantine").mkdir()
     (path.parent / "quarantine" / ".salvage-index-0.duckdb").write_bytes(b"left by a process that ended mid-salvage")
@@ -280,6 +290,24 @@ def test_a_wal_that_cannot_be_replayed_gives_back_the_rows_of_the_last_checkpoin
     assert sorted(p.name for p in moved.parent.iterdir()) == ["index-1.duckdb", "index-1.duckdb.wal", "notice.txt"]
 
 
+def test_without_hard_links_a_wal_that_cannot_be_replayed_still_gives_back_the_checkpoint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a filesystem without hard links (FAT, some network shares: `os.link` fails) the file
+    is read without its WAL through a copy (before: nothing was kept), which is then removed."""
+    path = _with_a_broken_wal(tmp_path)
+
+    def no_hard_links(*_: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(os, "link", no_hard_links)
+    with Index.open(path) as index:
+        assert _kept(index.quarantined) == 20
+    assert sorted(p.name for p in (path.parent / "quarantine").iterdir()) == [
+        "index-1.duckdb", "index-1.duckdb.wal", "notice.txt"
+    ]
+
+
 def test_a_salvage_past_its_time_keeps_what_it_copied_and_stops(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
     with Index.open(path) as index, index.transaction() as con:
@@ -289,3 +317,43 @@ def test_a_salvage_past_its_time_keeps_what_it_copied_and_stops(tmp_path: Path) 
     assert salvage(path, con, budget_s=0.0).said() is None
     assert con.execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
     assert salvage(path, con).said() == "kept 20 embeddings from it"
+
+
+@pytest.mark.parametrize("history", ["newer", "older"])
+def test_a_file_of_another_version_gives_nothing(tmp_path: Path, history: str) -> None:
+    """A file written by a newer vaultmind (a migration this version does not know) may give
+    the same columns another meaning, and one written by an older version may hold rows that a
+    later migration changed or dropped: neither is salvaged, the rebuild computes its rows."""
+    path = tmp_path / ".vaultmind" / "index.duckdb"
+    with Index.open(path) as index, index.transaction() as con:
+        insert_arrow(con, "embeddings", _embedding_rows([_hash(i) for i in range(20)], [MODEL] * 20, [8] * 20, _vectors(20, 8)))
+        if history == "newer":
+            con.execute("INSERT INTO migrations SELECT max(seq) + 1, '9999_from_a_newer_version' FROM migrations")
+        else:
+            con.execute("DELETE FROM migrations WHERE seq = (SELECT max(seq) FROM migrations)")
+    con = duckdb.connect()
+    migrate(con)
+    assert salvage(path, con).said() is None
+    assert con.execute("SELECT count(*) FROM embeddings").fetchone() == (0,)
+    if history == "newer":
+        with Index.open(path) as index:
+            assert index.quarantined is not None and "incompatible version" in index.quarantined
+            assert "kept" not in index.quarantined
+            assert index.scalar("SELECT count(*) FROM embeddings") == 0
+
+
+def test_the_deadline_meeting_a_closed_reader_raises_nowhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timer that interrupts a slow read at the deadline may meet the reader's connection
+    closed (an error invalidated it and no new one could be made): nothing is raised in the
+    timer's thread (before: a traceback on stderr), and the thread is gone once the salvage is."""
+    path = tmp_path / "old.duckdb"
+    with Index.open(path):
+        pass
+    raised: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    with _Reader.open(path) as reader:
+        reader.con.close()
+        with reader.interrupted_at(time.monotonic() + 0.05):
+            time.sleep(0.3)
+    assert raised == []
+    assert not [t for t in threading.enumerate() if isinstance(t, threading.Timer)]

@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -245,3 +246,27 @@ def test_the_daemon_asks_again_a_pass_at_each_start(vault: Path) -> None:
             assert until(lambda: memory.status()["admission"]["by_rules"] == 0)
             assert asked(fake) == NEWEST_FIRST
             assert decisions(memory)[KEPT_BY_RULES[0]] == ("dropped", "llm")
+
+
+def test_a_model_switched_to_is_probed_before_a_whole_pass_is_queued(vault: Path) -> None:
+    """`[ollama] chat_model` changed, after the old model answered, to one not pulled: the new
+    model is not known to answer, so the next pass queues its probe alone, which fails once
+    (before: the whole pass was queued at once, and each of its jobs failed)."""
+    port = free_port()
+    memory, clock = decided_by_rules(vault, port, per_pass=2)
+    try:
+        with FakeOllama(responder=judge, port=port) as fake:
+            with pool_of(memory, clock) as pool:
+                clock.now += 11 * MINUTE_MS
+                pool.reconcile()
+                pool.drain(timeout_s=30)
+            assert len(asked(fake)) == 2
+            memory.close()
+            memory = Memory.open(replace(reask_config(vault, port, per_pass=2), ollama_chat_model="not-pulled"))
+            with pool_of(memory, clock) as pool:
+                assert pool.reconcile()["created"] == 1  # the probe of the new model
+                pool.drain(timeout_s=30)
+            assert memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'llm_reask' AND status = 'failed'") == 1
+            assert memory.status()["admission"]["by_rules"] == 2
+    finally:
+        memory.close()

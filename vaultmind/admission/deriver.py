@@ -28,7 +28,7 @@ from vaultmind.admission.decide import Decision, Policy, admit_user_note, decide
 from vaultmind.admission.signals import LeafInput
 from vaultmind.config import Config
 from vaultmind.index.arrow import execute_with, insert_arrow, key_table
-from vaultmind.index.store import put_meta
+from vaultmind.index.meta import put_meta
 from vaultmind.model import ParsedNote, WrittenNote
 from vaultmind.queue.store import enqueue, now_ms
 

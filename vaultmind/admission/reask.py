@@ -17,7 +17,9 @@ LLM job (`[queue] llm_concurrency`), after the gray leaves still waiting. While 
 known to answer, a pass queues one job only, the probe: when a model answers it, the rest of
 the pass is queued at once; when it finds none (or the gate is closed), the pass ends — its
 queued jobs are cancelled, the decisions stay the rules' — and nothing waits or shows as a
-fault. What is known is kept in `meta` (`STATE_KEY`), so a restart resumes where it was.
+fault. What is known is kept in `meta` (`STATE_KEY`), so a restart resumes where it was; a
+model is known to answer by its name, so one switched to (`[ollama] chat_model`) is probed
+first like any model not heard yet.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from vaultmind.admission.importance import (
     repair_rows,
     store_answer,
 )
-from vaultmind.index.store import put_meta
+from vaultmind.index.meta import put_meta
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
 from vaultmind.tree.admitted import follow_admission
@@ -47,7 +49,8 @@ if TYPE_CHECKING:
     from vaultmind.config import Config
 
 KIND = "llm_reask"
-STATE_KEY = "admission_reask"  # meta: "answered" once a re-ask heard a model, "away" once one found none
+# meta: "answered:MODEL" once a re-ask heard MODEL answer, "away" once one found none
+STATE_KEY = "admission_reask"
 ANSWERED, AWAY = "answered", "away"
 
 
@@ -77,6 +80,11 @@ def known_state(con: duckdb.DuckDBPyConnection) -> str | None:
     return None if row is None else str(row[0])
 
 
+def answered(model: str) -> str:
+    """The state once a re-ask heard `model` answer."""
+    return f"{ANSWERED}:{model}"
+
+
 def _remember(con: duckdb.DuckDBPyConnection, state: str) -> None:
     if known_state(con) != state:
         put_meta(con, STATE_KEY, state)
@@ -88,7 +96,8 @@ def wanted(con: duckdb.DuckDBPyConnection, config: Config) -> list[NewJob]:
     policy = policy_of(config)
     if not policy.llm or policy.reask_per_pass == 0:
         return []
-    return _jobs(con, policy.llm_model, policy.reask_per_pass if known_state(con) == ANSWERED else 1)
+    known = known_state(con) == answered(policy.llm_model)
+    return _jobs(con, policy.llm_model, policy.reask_per_pass if known else 1)
 
 
 def _jobs(con: duckdb.DuckDBPyConnection, model: str, limit: int) -> list[NewJob]:
@@ -118,8 +127,8 @@ def run(ctx: JobContext, job: Job) -> str | None:
         changed = apply_answer(con, content_hash, answer, model, policy, rows=PROVISIONAL)
         resealed = follow_admission(con, changed)
         queued = 0
-        if asked and known_state(con) != ANSWERED:  # the probe heard a model: the rest of the pass
-            _remember(con, ANSWERED)
+        if asked and known_state(con) != answered(model):  # the probe heard the model: the rest of the pass
+            _remember(con, answered(model))
             queued = enqueue(con, _jobs(con, model, policy.reask_per_pass - 1), now=ctx.clock())
     note = f"asked again: {len(changed)} decision(s) changed" + ("; the summaries over them follow" if resealed else "")
     return note + (f"; a model answers: {queued} more queued" if queued else "")

@@ -1,14 +1,16 @@
 """Bring an opened index file to the schema of this version: the named migrations it has not
-applied (`schema.migrations`), and the lookup indexes a suspended load dropped, created again."""
+applied (`schema.migrations`); and the lookup indexes of a large load, dropped for it and
+created again after it (or on the next open, after a crash)."""
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import duckdb
 
+from vaultmind.index.meta import put_meta
 from vaultmind.index.schema import SCHEMA_VERSION, migrations, rebuilds
 from vaultmind.model import Progress
 from vaultmind.ticking import TickingProgress
@@ -84,6 +86,23 @@ def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list
 
 
 TICK_S = 1.0  # a migration's count told again this often while a statement runs
+
+
+def suspend_indexes(con: duckdb.DuckDBPyConnection, tables: Sequence[str]) -> None:
+    """Drop the lookup indexes of `tables`, in the caller's transaction, their SQL kept in
+    `meta` for `create_suspended_indexes` (nothing when they are suspended already: the kept SQL
+    stays the record)."""
+    if con.execute("SELECT 1 FROM meta WHERE key = 'suspended_indexes'").fetchone():
+        return
+    rows = con.execute(
+        "SELECT index_name, sql FROM duckdb_indexes() WHERE table_name IN (SELECT unnest(?)) ORDER BY index_name",
+        [list(tables)],
+    ).fetchall()
+    if not rows:
+        return
+    put_meta(con, "suspended_indexes", json.dumps([sql for _, sql in rows]))
+    for name, _ in rows:
+        con.execute(f'DROP INDEX "{name}"')
 
 
 def create_suspended_indexes(con: duckdb.DuckDBPyConnection, after_each: Callable[[], None] | None = None) -> bool:

@@ -9,8 +9,11 @@ them cached.
 The moved file is opened read-only by a DuckDB instance of its own (an error there, even one
 that invalidates its database, cannot touch the fresh index) and never written. Each table is
 read in chunks of rows (`CHUNK_ROWS`): a damaged block fails only the chunks whose rows it
-holds, the others are copied. Nothing is trusted that fails a check: the columns must be those
-this version writes, each row's keys well formed and its value sound (a vector of as many
+holds, the others are copied. Nothing is trusted that fails a check: the file must have been
+written by this version (its migrations this version's, no more and no fewer: a newer one may
+give the same columns another meaning, an older one's rows may be of a meaning a later
+migration changed or dropped; a file whose migrations do not read gives nothing), the columns
+must be those this version writes, each row's keys well formed and its value sound (a vector of as many
 elements as its dimension says, all finite, and of its model's dimension). The whole salvage
 stops at `SALVAGE_S`, keeping what it copied: a bad file never holds the rebuild up for long. A
 file that cannot be opened at all gives nothing.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,7 +39,9 @@ from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.arrow import insert_arrow
 from vaultmind.index.connection import session
 from vaultmind.index.damage import invalidated
+from vaultmind.index.meta import put_meta
 from vaultmind.index.pool import limit_setting
+from vaultmind.index.schema import migrations
 from vaultmind.index.vector_codec import matrix_of
 
 log = logging.getLogger(__name__)
@@ -138,7 +144,7 @@ def salvage(source: Path, con: duckdb.DuckDBPyConnection, budget_s: float = SALV
     rows: dict[str, int] = {}
     try:
         with prompt_purge(), _Reader.open(source) as reader, reader.interrupted_at(deadline):
-            for cache in CACHES:
+            for cache in CACHES if _written_by_this_version(reader) else ():
                 if time.monotonic() >= deadline:
                     log.warning("salvage of %s stopped after %.0f s", source, budget_s)
                     break
@@ -167,8 +173,8 @@ class _Reader:
     @contextmanager
     def open(cls, source: Path) -> Iterator[_Reader]:
         """A reader of `source`; when its WAL cannot be replayed, of the file without it (its
-        last checkpoint), through a hard link beside it that has no WAL (the file and its WAL
-        are kept as they are)."""
+        last checkpoint), through a hard link beside it that has no WAL (a copy where the
+        filesystem has no hard links; the file and its WAL are kept as they are)."""
         for stale in source.parent.glob(f"{BARE_PREFIX}*"):  # left by a process that ended mid-salvage
             stale.unlink(missing_ok=True)
         try:
@@ -177,8 +183,8 @@ class _Reader:
             if not Path(f"{source}.wal").exists():
                 raise
             bare = source.with_name(f"{BARE_PREFIX}{source.name}")
-            os.link(source, bare)
             try:
+                _link_or_copy(source, bare)
                 reader = cls(bare, lambda: bare.unlink(missing_ok=True))
             except BaseException:
                 bare.unlink(missing_ok=True)
@@ -200,14 +206,45 @@ class _Reader:
 
     @contextmanager
     def interrupted_at(self, deadline: float) -> Iterator[None]:
-        """A statement still running at `deadline` is interrupted (a chunk that reads slowly)."""
-        timer = threading.Timer(max(0.0, deadline - time.monotonic()), lambda: self.con.interrupt())
+        """A statement still running at `deadline` is interrupted (a chunk that reads slowly).
+        Only the reader's connection, whichever it is by then: the fresh index's is never
+        touched, and one closed (`reopen` could make none) is left be."""
+        timer = threading.Timer(max(0.0, deadline - time.monotonic()), self._interrupt)
         timer.daemon = True
         timer.start()
         try:
             yield
         finally:
             timer.cancel()
+            timer.join()  # no thread left behind the salvage
+
+    def _interrupt(self) -> None:
+        with suppress(duckdb.Error):
+            self.con.interrupt()
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    """`target` names the file at `source`: a hard link (nothing copied), or where the
+    filesystem has none (FAT, exFAT, some network shares) a copy."""
+    try:
+        os.link(source, target)
+    except OSError:
+        target.unlink(missing_ok=True)
+        shutil.copyfile(source, target)
+
+
+def _written_by_this_version(reader: _Reader) -> bool:
+    """Whether the moved file's migrations are exactly this version's (see the module's
+    docstring); False, said in the log, when they are not or do not read."""
+    try:
+        applied = [str(r[0]) for r in reader.con.execute("SELECT name FROM migrations ORDER BY seq").fetchall()]
+    except duckdb.Error as exc:
+        log.warning("nothing salvaged of %s: its migrations could not be read (%s)", reader.path, _first_line(exc))
+        return False
+    if applied != [name for name, _ in migrations()]:
+        log.warning("nothing salvaged of %s: it was written by another version of vaultmind", reader.path)
+        return False
+    return True
 
 
 def _connect_read_only(path: Path) -> duckdb.DuckDBPyConnection:
@@ -336,8 +373,7 @@ def _copy_vector_meta(reader: _Reader, con: duckdb.DuckDBPyConnection) -> None:
         return
     for key, value in rows:
         if isinstance(value, str) and value.isdigit():
-            con.execute("DELETE FROM meta WHERE key = ?", [key])
-            con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
+            put_meta(con, key, value)
 
 
 def _first_line(exc: BaseException) -> str:

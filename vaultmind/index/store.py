@@ -8,13 +8,13 @@ daemon instead, see `client.py`).
 
 The index's parts, one concept each: `connection` (connecting, waiting while the file is
 busy), `migrate` (the schema brought up to date on open), `quarantine` (a broken file moved
-aside) and `pool` (DuckDB's buffer pool: limits and sizes). This module holds the open index:
-its transactions, bulk loads, checkpoints, the pool it runs under, and its `meta`.
+aside), `pool` (DuckDB's buffer pool: limits and sizes) and `meta` (its one-value-a-key
+table). This module holds the open index: its transactions, bulk loads, checkpoints, the pool
+it runs under, and its `meta`.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import threading
@@ -29,7 +29,8 @@ from vaultmind.errors import IndexBusy, IndexCorrupt, chain, index_access_error
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.damage import TruncatedIndex, check_length, damaged, invalidated
-from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
+from vaultmind.index.meta import put_meta
+from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible, suspend_indexes
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
 from vaultmind.index.schema import derived_tables
@@ -448,19 +449,7 @@ class Index:
         `meta`, so `resume_indexes` — or the next `Index.open`, after a crash — creates them
         again. Queries stay correct meanwhile (an index only speeds a lookup up)."""
         with self.transaction() as con:
-            if con.execute("SELECT 1 FROM meta WHERE key = 'suspended_indexes'").fetchone():
-                return  # already suspended; the kept SQL stays the record
-            tables = list(BULK_TABLES)
-            rows = con.execute(
-                "SELECT index_name, sql FROM duckdb_indexes() WHERE table_name IN (SELECT unnest(?)) "
-                "ORDER BY index_name",
-                [tables],
-            ).fetchall()
-            if not rows:
-                return
-            self.set_meta(con, "suspended_indexes", json.dumps([sql for _, sql in rows]))
-            for name, _ in rows:
-                con.execute(f'DROP INDEX "{name}"')
+            suspend_indexes(con, BULK_TABLES)
 
     def resume_indexes(self) -> None:
         """Create the indexes `suspend_indexes` dropped (nothing when none are), each in its
@@ -493,14 +482,6 @@ class Index:
 
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
         put_meta(con, key, value)
-
-
-def put_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
-    """Set one `meta` key, in the caller's transaction: an UPDATE when the key is there, else
-    an INSERT. A DELETE and INSERT of one primary key in a transaction whose commit then fails
-    (a full disk) aborts the process: DuckDB's revert of that commit trips on the key."""
-    if con.execute("UPDATE meta SET value = ? WHERE key = ? RETURNING key", [value, key]).fetchone() is None:
-        con.execute("INSERT INTO meta VALUES (?, ?)", [key, value])
 
 
 def _short(exc: BaseException) -> str:

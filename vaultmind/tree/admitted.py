@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import duckdb
 
 from vaultmind.index.arrow import execute_with, key_table
-from vaultmind.index.store import put_meta
+from vaultmind.index.meta import put_meta
 
 ADMISSION_POLICY = "admission_policy"  # the admission deriver's meta key: its settings' fingerprint
 ADMISSION_SEEN = "trees_admission_policy"  # that fingerprint, as the summaries were last resolved under
