@@ -28,6 +28,14 @@ def _rebuilds(caplog: pytest.LogCaptureFixture) -> int:
     return sum(r.getMessage().startswith("api reindex:") for r in caplog.records)
 
 
+def _logged(caplog: pytest.LogCaptureFixture, said: str, times: int = 1) -> None:
+    """Until the daemon has logged `said` `times` times (its request threads log as they go)."""
+    deadline = time.monotonic() + WAIT_S
+    while sum(r.getMessage() == said for r in list(caplog.records)) < times:
+        assert time.monotonic() < deadline, f"{said!r} not logged {times} time(s)"
+        time.sleep(0.02)
+
+
 class _Held:
     """The daemon's sync lock held by a thread of its own until `let_go`: a rebuild asked for
     meanwhile waits for it (the lock is re-entrant: the thread that takes it must give it back)."""
@@ -54,6 +62,7 @@ def test_reindexes_asked_for_while_one_runs_join_it(
     were four full rebuilds back to back; those that come while one runs now share its answer."""
     _notes(vault)
     caplog.set_level(logging.INFO, logger="vaultmind.daemon")
+    caplog.set_level(logging.INFO, logger="vaultmind.http_joined")
     client = find_daemon(daemon.config)
     assert client is not None
     answers: list[dict[str, Any]] = []
@@ -64,11 +73,12 @@ def test_reindexes_asked_for_while_one_runs_join_it(
     held = _Held(daemon)  # the first rebuild starts, and waits for the lock
     first = threading.Thread(target=reindex)
     first.start()
-    time.sleep(1.0)
+    _logged(caplog, "reindex asked for: runs")
     repeats = [threading.Thread(target=reindex) for _ in range(3)]
     for thread in repeats:
         thread.start()
-    held.let_go(after_s=1.0)
+    _logged(caplog, "reindex asked for while it runs: joins it", 3)
+    held.let_go()
     for thread in (first, *repeats):
         thread.join(WAIT_S)
     assert len(answers) == 4
@@ -79,7 +89,8 @@ def test_reindexes_asked_for_while_one_runs_join_it(
     assert _rebuilds(caplog) == 2
 
 
-def test_joined_work_shares_its_failure_and_different_work_runs_on_its_own() -> None:
+def test_joined_work_shares_its_failure_and_different_work_runs_on_its_own(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="vaultmind.http_joined")
     joined = Joined()
     started, release = threading.Event(), threading.Event()
     runs: list[str] = []
@@ -104,7 +115,7 @@ def test_joined_work_shares_its_failure_and_different_work_runs_on_its_own() -> 
     second.start()
     ask("other", "reindex", lambda: {"notes": 1})  # not the same work: not held by the flush
     assert got["other"] == {"notes": 1}
-    time.sleep(0.3)
+    _logged(caplog, "flush asked for while it runs: joins it")
     release.set()
     first.join(WAIT_S)
     second.join(WAIT_S)
@@ -121,19 +132,33 @@ def test_a_reindex_interrupted_while_the_daemon_rebuilds_says_the_daemon_finishe
     _notes(vault)
     monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
     caplog.set_level(logging.INFO, logger="vaultmind.daemon")
+    caplog.set_level(logging.INFO, logger="vaultmind.http_joined")
     main_thread = threading.main_thread().ident
     assert main_thread is not None and threading.current_thread() is threading.main_thread()
     held = _Held(daemon)  # the daemon's rebuild waits: the command is still waiting when Ctrl-C comes
+
+    def ctrl_c_once_the_daemon_rebuilds() -> None:
+        _logged(caplog, "reindex asked for: runs")
+        time.sleep(0.2)  # the command waits for the answer by now
+        signal.pthread_kill(main_thread, signal.SIGINT)
+
     try:
-        ctrl_c = threading.Timer(1.5, lambda: signal.pthread_kill(main_thread, signal.SIGINT))
+        ctrl_c = threading.Thread(target=ctrl_c_once_the_daemon_rebuilds)
         ctrl_c.start()
         code, _, err = run_main(capsys, "reindex", "--vault", str(vault))
         ctrl_c.join()
         assert code == 130, err
         assert "the daemon for" in err and "finishes the rebuild" in err and "status --vault" in err, err
         assert "did not finish" not in err
-        held.let_go(after_s=1.0)
+
+        def let_go_once_joined() -> None:
+            _logged(caplog, "reindex asked for while it runs: joins it")
+            held.let_go()
+
+        again = threading.Thread(target=let_go_once_joined)
+        again.start()
         code, data, err = run_main(capsys, "reindex", "--vault", str(vault), "--json")
+        again.join()
     finally:
         held.let_go()
     assert code == 0 and data["joined"] is True and data["notes"] == 5, err
@@ -151,10 +176,13 @@ def test_a_joined_flush_says_it_joined_the_one_running(capsys: pytest.CaptureFix
     assert "already running" not in capsys.readouterr().out
 
 
-def test_a_flush_as_of_another_time_runs_on_its_own_and_a_retry_joins(vault: Path, daemon: Memory) -> None:
+def test_a_flush_as_of_another_time_runs_on_its_own_and_a_retry_joins(
+    vault: Path, daemon: Memory, caplog: pytest.LogCaptureFixture
+) -> None:
     """`vaultmind flush --at LATER` asked while a flush as of now ran was answered with that
     run's report (`joined`): the sessions quiet by LATER were never sealed. A flush as of
     another time is other work; the retry of the same command (no `--at`) still joins."""
+    caplog.set_level(logging.INFO, logger="vaultmind.http_joined")
     client = find_daemon(daemon.config)
     assert client is not None
     answers: dict[str, dict[str, Any]] = {}
@@ -176,10 +204,11 @@ def test_a_flush_as_of_another_time_runs_on_its_own_and_a_retry_joins(vault: Pat
     assert taken.wait(WAIT_S)
     try:
         threads = [flush("first", {"all": False, "max_stale": 10})]
-        time.sleep(0.5)
+        _logged(caplog, "flush asked for: runs")
         threads += [flush("later", {"all": False, "at": "2099-01-01T00:00:00+00:00", "max_stale": 10})]
         threads += [flush("retry", {"all": False, "max_stale": 10})]
-        time.sleep(0.5)
+        _logged(caplog, "flush asked for: runs", 2)  # the later one: other work
+        _logged(caplog, "flush asked for while it runs: joins it")
     finally:
         go.set()
     for thread in (holder, *threads):

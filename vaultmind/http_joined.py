@@ -10,10 +10,13 @@ for that run and answers with its result, marked `joined`.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import Any
+
+log = logging.getLogger(__name__)
 
 
 class Joined:
@@ -33,7 +36,9 @@ class Joined:
                 mine: Future[dict[str, Any]] = Future()
                 self._running[key] = mine
         if running is not None:
+            log.info("%s asked for while it runs: joins it", _named(key))
             return {**running.result(), "joined": True}
+        log.info("%s asked for: runs", _named(key))
         try:
             answer = work()
         except BaseException as exc:
@@ -49,3 +54,8 @@ class Joined:
         (Done before its answer is handed over: one asked in between joined a run already over.)"""
         with self._lock:
             del self._running[key]
+
+
+def _named(key: Hashable) -> str:
+    """What the work is, for the log: its key, or a tuple key's first part ("sync", "flush")."""
+    return str(key[0] if isinstance(key, tuple) and key else key)
