@@ -77,3 +77,17 @@ def test_a_code_canvas_is_fenced_and_an_edit_that_cannot_apply_keeps_its_text(tm
         "[canvas: fib]\n\n```python\ndef fib(n):\n    return n\n```",
         "[canvas: fib, an edit]\n\ndef fib(n):\n    return 1",
     ]
+
+
+def test_a_whole_document_rewrite_marked_multiple_is_the_document_once(tmp_path: Path) -> None:
+    """The canvas rewrites a document whole by the pattern `.*`; with `multiple` set, the empty
+    match at the document's end (after the whole of it matched) wrote the new document twice."""
+    created = json.dumps({"name": "note", "type": "document", "content": "First draft.\nSecond line."})
+    rewrite = json.dumps({"updates": [{"pattern": ".*", "multiple": True, "replacement": "Final text."}]})
+    path = write(tmp_path, "conversations.json", json.dumps(conversation(
+        node("u1", "root", "user", "Draft a note.", at=0),
+        node("a1", "u1", "assistant", created, at=10, recipient="canmore.create_textdoc"),
+        node("a2", "a1", "assistant", rewrite, at=20, recipient="canmore.update_textdoc"),
+    )))
+    [batch] = parse_chatgpt(path)
+    assert batch.messages[-1].text == "[canvas: note]\n\nFinal text."

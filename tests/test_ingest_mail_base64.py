@@ -112,3 +112,28 @@ def test_a_note_written_with_the_raw_base64_is_kept_and_known(tmp_path: Path, va
     ((message_id, before),) = batch.earlier_texts
     assert "SGVsbG8" in before and message_id == batch.messages[0].message_id
     assert_written_before_stays_known(vault, batch, before)
+
+def _unpadded(data: bytes) -> str:
+    """`data` in base64 with its final `=` left off (a mailer that drops the padding): the
+    email package notes a padding defect, and the bytes decode whole."""
+    return base64.b64encode(data).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    ("content_type", "data"),
+    [
+        ("text/plain", "Café at 10, olé — see you\n".encode("cp1252")),  # no charset, not UTF-8
+        ("text/plain; charset=iso-8859-1", "The \u201cplan\u201d stands.\n".encode("cp1252")),  # cp1252 labelled latin-1
+        ("text/plain; charset=x-mac-roman-ce", b"Plain ASCII under a charset Python does not know.\n"),
+    ],
+    ids=["undeclared-cp1252", "cp1252-labelled-latin-1", "unknown-charset"],
+)
+def test_text_without_its_padding_is_read(content_type: str, data: bytes) -> None:
+    """A padding defect alone on bytes that read as text is no damage, whatever charset the
+    mail's text is in: the text is read, not said lost."""
+    assert len(base64.b64encode(data).decode()) != len(_unpadded(data))  # (the padding is gone)
+    raw = HEAD + "Message-ID: <pad@example.com>\nContent-Type: " + content_type + "\n" \
+        "Content-Transfer-Encoding: base64\n\n" + _unpadded(data) + "\n"
+    parsed = parse_message(raw.encode())
+    assert not any(UNDECODABLE in said for said in parsed.lost + parsed.problems)
+    assert parsed.body.strip() == data.decode("cp1252").strip()

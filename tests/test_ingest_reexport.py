@@ -6,12 +6,19 @@ new ones are written, and the report says what was taken for what."""
 
 from __future__ import annotations
 
+import time
 import zipfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.held import read_existing
+from vaultmind.ingest.model import SourceBatch
+from vaultmind.ingest.reexport import author_renames
+from vaultmind.markdown.render import Message, SourceMeta
 
 GROUP = "WhatsApp Chat with Climbing Group.txt"
 GROUP_JAN = """\
@@ -169,3 +176,21 @@ def test_phone_language_changed_between_exports(tmp_path: Path, vault: Path) -> 
     after = _held(vault, day)
     assert after[: len(before)] == before or set(before) <= set(after)
     assert [m[3] for m in after].count("<Medien ausgeschlossen>") == 1
+
+
+@pytest.mark.slow
+def test_a_large_group_with_every_contact_renamed_is_matched_in_time() -> None:
+    """A 20,000-message group of 150 people, first exported from a phone that showed numbers,
+    then from one that shows names: each earlier name is tried against the names that wrote its
+    first message, not against every author of the group (that took minutes)."""
+    start, people = datetime(2024, 1, 1, tzinfo=UTC), 150
+    held, incoming = [], []
+    for i in range(20_000):
+        person, at, text = i * 7 % people, start + timedelta(minutes=7 * i), f"message {i} about the trip"
+        held.append(Message(f"h-{2 * i:016x}", f"+49 170 {person:07d}", at, text))
+        incoming.append(Message(f"h-{2 * i + 1:016x}", f"Person {person:03d}", at, text))
+    batch = SourceBatch(SourceMeta("chat", "whatsapp:Trip", "whatsapp/trip", "Trip"), tuple(incoming))
+    began = time.perf_counter()
+    renames = author_renames(held, {m.message_id for m in held}, batch, None)
+    assert time.perf_counter() - began < 30
+    assert renames == {m.author: (m.author.replace("+49 170 0000", "Person "), 133 + (i < 50)) for i, m in enumerate(held[:people])}

@@ -105,8 +105,18 @@ def _applied(content: str, updates: list[Any]) -> str | None:
 
 
 def _literal(text: str) -> Callable[[re.Match[str]], str]:
-    """A replacement taken as written (no group references, as the canvas applies it)."""
-    return lambda _: text
+    """A replacement taken as written (no group references, as the canvas applies it), in place
+    of each match but an empty one just where the match before it ended: `.*` matches the
+    whole document, then the nothing at its end, and the document is not written twice."""
+    ended = -1
+
+    def replaced(match: re.Match[str]) -> str:
+        nonlocal ended
+        after_last = match.start() == match.end() == ended
+        ended = match.end()
+        return "" if after_last else text
+
+    return replaced
 
 
 def _replacements(updates: list[Any]) -> str:

@@ -49,6 +49,9 @@ def _mostly_utf8(data: bytes) -> str | None:
     return lossy if good >= 2 * bad else None
 
 
+NOT_VALID = "text is not valid"  # (a problem `decode_bytes` says: the declared charset does not read the bytes)
+
+
 def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | None]:
     """`(text, problem)`: bytes decoded by the declared charset, else UTF-8 → cp1252 → latin-1."""
     declared = _codec(charset)
@@ -62,7 +65,7 @@ def decode_bytes(data: bytes, charset: str | None = None) -> tuple[str, str | No
             lossy = data.decode(declared, errors="replace")
             if declared != "ascii" and lossy.count("\ufffd") * 200 <= max(len(lossy), 1):
                 return lossy, f"invalid {charset} bytes replaced"
-            problem = f"text is not valid {charset}"
+            problem = f"{NOT_VALID} {charset}"
         except LookupError:  # a codec that fails at decode time (rare)
             problem = f"unknown charset {charset!r}"
     try:

@@ -148,18 +148,31 @@ def author_renames(
         if message.author not in authors and message.message_id not in ids and start <= _utc(message) <= end:
             gone.setdefault(message.author, []).append(message)
     seconds = has_seconds(batch.messages)
-    unheld = [message for message in incoming if message.message_id not in held_ids]
+    unheld: dict[str, list[Message]] = {}  # by author
+    said_by: dict[tuple[datetime, str], set[str]] = {}  # (minute, comparable text) → its authors
+    for message in incoming:
+        if message.message_id not in held_ids:
+            unheld.setdefault(message.author, []).append(message)
+            said_by.setdefault((_minute(message.timestamp), comparable(message.text)), set()).add(message.author)
     found: dict[str, tuple[str, int]] = {}
     for old, theirs in sorted(gone.items()):
         fits = [
             name
-            for name in sorted({message.author for message in unheld} - {old})
-            if len(pair(theirs, [m for m in unheld if m.author == name], seconds, {old: name})) == len(theirs)
+            for name in sorted(_who_said(theirs[0], said_by) - {old})
+            if len(pair(theirs, unheld[name], seconds, {old: name})) == len(theirs)
         ]
         if len(fits) == 1 and len(theirs) >= (1 if chat_renamed == (old, fits[0]) else RENAME_MIN):
             found[old] = (fits[0], len(theirs))
     names = [name for name, _ in found.values()]
     return {old: (name, n) for old, (name, n) in found.items() if names.count(name) == 1}
+
+
+def _who_said(held: Message, said_by: Mapping[tuple[datetime, str], set[str]]) -> set[str]:
+    """The authors of the export who may have written `held` (a message of the same minute
+    and comparable text, `pair`): the only names its author may have now, each tried alone
+    (trying every author of a large group for every renamed one was a group's square)."""
+    texts = {comparable(text) for text in versions(note_text(held.text))}
+    return {name for text in texts for name in said_by.get((_minute(held.timestamp), text), ())}
 
 
 def _utc(message: Message) -> datetime:
