@@ -23,7 +23,8 @@ def test_a_bulk_loads_uncommitted_rows_are_not_spilled_when_cached_blocks_are_dr
             con.execute("CREATE TABLE stored AS SELECT range AS id, repeat('y', 200) || range AS text FROM range(200000)")
             con.execute("CREATE TABLE loaded (id BIGINT, text VARCHAR)")
         index.checkpoint()
-        with index.bulk():
+        before_commit: list[int] = []
+        with index.bulk(before_commit=lambda: before_commit.append(_spilled(index))):
             with index.transaction() as con:
                 con.execute("SELECT sum(length(text)) FROM stored").fetchall()  # its blocks now cached
                 con.execute(
@@ -35,4 +36,5 @@ def test_a_bulk_loads_uncommitted_rows_are_not_spilled_when_cached_blocks_are_dr
             index.drop_cached_blocks()
             assert _spilled(index) == 0
             assert index.duckdb_memory().get("BASE_TABLE", 0) <= 2**20  # the stored blocks went
+        assert before_commit == [0]  # nor by the drop that ends the load, before its commit
         assert index.scalar("SELECT count(*) FROM loaded WHERE text LIKE 'é—日%'") == ROWS

@@ -341,12 +341,12 @@ class Index:
             self._bulk = True
             try:
                 yield
+                self.drop_cached_blocks()  # still in the load: its uncommitted rows stay in memory
             except BaseException:
                 self._bulk = False
                 self.con.execute("ROLLBACK")
                 raise
             self._bulk = False
-            self.drop_cached_blocks()
             if before_commit is not None:
                 before_commit()
             with self._setting("checkpoint_threshold", "0b", as_set=limit_setting):
