@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EVICT_LIMIT = "16MB"  # set for a moment to make DuckDB drop the blocks it cached
+EVICT_MARGIN = 2**20  # inside a bulk load: above what is held beyond the cache (`Index._evict_limit`)
 # `small_pool_read`: above what DuckDB holds, when the pool asked for cannot be set
 SMALL_POOL_HEADROOM = 8 * 2**20
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
@@ -342,12 +343,12 @@ class Index:
             self._bulk = True
             try:
                 yield
+                self.drop_cached_blocks()  # still in the load: its uncommitted rows stay in memory
             except BaseException:
                 self._bulk = False
                 self.con.execute("ROLLBACK")
                 raise
             self._bulk = False
-            self.drop_cached_blocks()
             if before_commit is not None:
                 before_commit()
             with self._setting("checkpoint_threshold", "0b", as_set=limit_setting):
@@ -406,7 +407,7 @@ class Index:
         with self.lock, self.replaced_when_broken():
             held = self.duckdb_memory()
             above = sum(held.values()) + SMALL_POOL_HEADROOM
-            beyond_cache = sum(used for tag, used in held.items() if tag != "BASE_TABLE")
+            beyond_cache = _beyond_cache(held)
             pools: list[str | None] = [limit] if beyond_cache < size_bytes(limit) else []
             if above > size_bytes(limit):
                 pools.append(f"{math.ceil(above / 1024)}KiB")
@@ -469,12 +470,26 @@ class Index:
         load's (`bulk`). The C heap's and Arrow's free pages go back to the OS as well."""
         with self.lock, self.con.cursor() as other:
             current = limit_setting(str(self.scalar("SELECT current_setting('memory_limit')")))
+            limit = self._evict_limit()
             try:
-                other.execute(f"SET memory_limit = '{EVICT_LIMIT}'")
+                other.execute(f"SET memory_limit = '{limit}'")
             except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-                log.debug("could not lower DuckDB's memory limit to %s: %s", EVICT_LIMIT, _short(exc))
+                log.debug("could not lower DuckDB's memory limit to %s: %s", limit, _short(exc))
             other.execute(f"SET memory_limit = '{current}'")
         release_freed_memory()
+
+    def _evict_limit(self) -> str:
+        """The pool `drop_cached_blocks` sets for a moment: `EVICT_LIMIT`, but inside a bulk
+        load not below what DuckDB holds beyond its cache of stored blocks (`EVICT_MARGIN`
+        above it). Below that DuckDB writes the load's rows not yet committed (its partly
+        filled row groups) out to temporary files and reads them back for the next batch:
+        after each step of each batch, only to read them again. A 50k-note rebuild so spilled
+        failed at times near its end with DuckDB's "Invalid unicode (byte sequence mismatch)
+        detected in segment statistics update", on the same notes that loaded another time."""
+        if not self._bulk:
+            return EVICT_LIMIT
+        floor = _beyond_cache(self.duckdb_memory()) + EVICT_MARGIN
+        return f"{math.ceil(max(size_bytes(EVICT_LIMIT), floor) / 1024)}KiB"
 
     def get_meta(self, key: str) -> str | None:
         value = self.scalar("SELECT value FROM meta WHERE key = ?", [key])
@@ -482,6 +497,13 @@ class Index:
 
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
         put_meta(con, key, value)
+
+
+def _beyond_cache(held: dict[str, int]) -> int:
+    """Bytes DuckDB holds (`Index.duckdb_memory`) beyond its cache of stored blocks
+    (`BASE_TABLE`): rows written but not committed or checkpointed, indexes, strings — which a
+    smaller pool can set out only by spilling them to temporary files."""
+    return sum(used for tag, used in held.items() if tag != "BASE_TABLE")
 
 
 def _short(exc: BaseException) -> str:
