@@ -33,6 +33,7 @@ from vaultmind.http_api import ApiServer
 from vaultmind.http_routes import OnBatch
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.index.store import BACKLOG_LEFT
+from vaultmind.loop_links import LoopLinks
 from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
@@ -116,8 +117,7 @@ class Daemon:
         # so a save made while thousands of files arrive waits for one slice, not for them all.
         self._backlog: dict[str, None] = {}
         self._backlog_kept = False  # whether the index holds `BACKLOG_LEFT` (`_backlog_changed`)
-        self._root_real = os.path.realpath(config.vault)
-        self._loop_links: set[str] = set()  # links to a folder holding the vault or inside it, met in events
+        self._loops = LoopLinks(config.vault)  # links to a folder holding the vault or inside it
         self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
         # The vault folder's (device, inode): a vault moved, deleted or replaced while the daemon
         # runs is no longer the one it watches (watchfiles reports the moved folder's changes
@@ -233,8 +233,10 @@ class Daemon:
             self._replaced = self.memory.index.replaced  # moved aside: the fresh one is filled now
             self.force_reconcile = True
             self._retry_at = 0.0
-        raw = {(change, real) for change, path in raw if (real := self._through_loops(path)) is not None}
-        restart = self._loop_gone()
+        raw = {(change, real) for change, path in raw if (real := self._loops.in_vault(path)) is not None}
+        restart = self._loops.removed()
+        if restart:
+            self.force_reconcile = True
         changes = {(change, path) for change, path in raw if self._wanted(change, path)}
         if changes:
             self._apply(changes)
@@ -305,45 +307,6 @@ class Daemon:
         self.vault_lost = f"the vault folder {self.config.vault} {what} while the daemon watched it"
         self.memory.behind = f"{self.vault_lost}; the daemon is stopping: {_RESTART_HINT}"
         self.stop_event.set()
-        return True
-
-    def _through_loops(self, path: str) -> str | None:
-        """An event's path, undone of a symlink in it that leads to a folder holding the vault
-        (`uplink -> ..`) or to one inside it (`Archive -> notes`): the scan does not follow such
-        a link, but the watcher does, and the system then reports the vault's own files through
-        it (`uplink/<vault>/note.md` for `note.md`, `Archive/plan.md` for `notes/plan.md`). The
-        path the file has in the vault, or None when it has none."""
-        root = str(self.config.vault)
-        rel = os.path.relpath(path, root)
-        if rel.startswith(".."):
-            return path
-        parts = rel.split(os.sep)
-        for i in range(1, len(parts) + 1):
-            prefix = os.path.join(root, *parts[:i])
-            if not os.path.islink(prefix):
-                continue
-            target = os.path.realpath(prefix)
-            holding = self._root_real == target or self._root_real.startswith(target.rstrip(os.sep) + os.sep)
-            inside = target.startswith(self._root_real.rstrip(os.sep) + os.sep) and os.path.isdir(target)
-            if holding or inside:
-                self._loop_links.add(prefix)
-                if i == len(parts):
-                    return path  # the link itself
-                real = os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-                there = os.path.relpath(real, self._root_real)
-                return None if there.startswith("..") else os.path.join(root, there)
-            break  # a link to a folder elsewhere: its files are there, under this path
-        return path
-
-    def _loop_gone(self) -> bool:
-        """Whether a symlink that led to a folder holding the vault (or inside it) was removed:
-        the watcher shared its watch of that folder with it, and hears nothing since (not even
-        the removal: looked for at every step). Watching starts over."""
-        gone = {path for path in self._loop_links if not os.path.lexists(path)}
-        if not gone:
-            return False
-        self._loop_links -= gone
-        self.force_reconcile = True
         return True
 
     def _stop_on_signals(self) -> Callable[[], None]:
