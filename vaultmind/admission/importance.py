@@ -33,7 +33,7 @@ from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob
-from vaultmind.tree.admitted import follow_admission
+from vaultmind.tree.follow import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.config import Config

@@ -6,7 +6,7 @@ decision is provisional (`importance.PROVISIONAL`: stage `fallback`, reason "LLM
 …"; status counts them): once a model answers, each is asked as a gray leaf would have been,
 and the answer decides — cached by content like every answer, so a rebuild gives the same rows.
 A leaf newly kept joins its tree's buffer; one newly dropped leaves the summary it was sealed
-in, which turns stale and is re-sealed without it (`tree.deriver.follow_admission`). A note is
+in, which turns stale and is re-sealed without it (`tree.follow.follow_admission`). A note is
 never written here.
 
 Bounded, so a vault of 50k notes does not flood Ollama nor hold the index's lock: each
@@ -43,7 +43,7 @@ from vaultmind.admission.importance import (
 from vaultmind.index.meta import put_meta
 from vaultmind.queue.kinds import JobContext, JobKind
 from vaultmind.queue.store import Job, NewJob, cancel, enqueue
-from vaultmind.tree.admitted import follow_admission
+from vaultmind.tree.follow import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.config import Config

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import UNREACHABLE, decide_by_rules, policy_of, repair
 from vaultmind.index.tables import has_table
-from vaultmind.tree.admitted import follow_admission
+from vaultmind.tree.follow import follow_admission
 
 if TYPE_CHECKING:
     from vaultmind.memory import Memory

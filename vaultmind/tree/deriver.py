@@ -226,7 +226,7 @@ class TreeDeriver:
             targets = sorted({"/".join(split[i:]) for split in parts for i in range(len(split))})
             found = execute_with(
                 con,
-                f"""{_parents_sql(len(ids))}
+                f"""{parents_sql(len(ids))}
                    UNION
                    SELECT note_path, id FROM summaries WHERE note_path IN (
                        SELECT src_path FROM links
@@ -245,7 +245,7 @@ class TreeDeriver:
 _FEW_CHILDREN = 64
 
 
-def _parents_sql(children: int) -> str:
+def parents_sql(children: int) -> str:
     """SQL: (note path, id) of the summaries that have one of the ids in `_rows` as a child.
     Walking up from a one-note change, a level's few ids are looked for in every children list
     (0.004 s at 10k summaries); joining the unnested lists cost 0.12 s a level, the most of the
