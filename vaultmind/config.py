@@ -110,7 +110,7 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
 }
 
 FEATURE_KEYS: dict[str, tuple[str, ...]] = {
-    "admission": ("owner", "keep", "drop", "llm", "llm_keep", "priority_tags", "reask_per_pass"),
+    "admission": ("owner", "keep", "drop", "llm", "reask_per_pass", "llm_keep", "priority_tags"),
     "queue": ("workers", "llm_concurrency", "lease_s", "poll_s", "reconcile_s"),
     "trees": (
         "l0_tokens", "fanout", "flush_after_hours", "summarizer", "summarizer_model",
