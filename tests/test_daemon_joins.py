@@ -136,6 +136,7 @@ def test_a_reindex_interrupted_while_the_daemon_rebuilds_says_the_daemon_finishe
     main_thread = threading.main_thread().ident
     assert main_thread is not None and threading.current_thread() is threading.main_thread()
     held = _Held(daemon)  # the daemon's rebuild waits: the command is still waiting when Ctrl-C comes
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not a background job)
 
     def ctrl_c_once_the_daemon_rebuilds() -> None:
         _logged(caplog, "reindex asked for: runs")
@@ -161,6 +162,7 @@ def test_a_reindex_interrupted_while_the_daemon_rebuilds_says_the_daemon_finishe
         again.join()
     finally:
         held.let_go()
+        signal.signal(signal.SIGINT, inherited)
     assert code == 0 and data["joined"] is True and data["notes"] == 5, err
     assert _rebuilds(caplog) == 1
 
