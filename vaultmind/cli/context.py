@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,7 +155,9 @@ def _starting_daemon(config: Any) -> DaemonClient | None:
     pid = claim_holder(config)
     if pid is None:
         return None
-    _refuse_silent(config)
+    busy = _busy_or_silent(config)
+    if busy is not None:
+        return busy
     start = read_start(config)
     state = starting_line(start) if start is not None else "starting"
     print(
@@ -166,18 +169,25 @@ def _starting_daemon(config: Any) -> DaemonClient | None:
     return await_address(config, STARTING_ADDRESS_S, holding=lambda: claim_holder(config) == pid)
 
 
-def _refuse_silent(config: Any) -> None:
-    """A `DaemonError` when the vault's daemon has published its address and runs, holding the
-    vault, yet its health check got no answer (`find_daemon` found none): it was called
-    "starting", waited for 60 s, and the command then failed on the index it holds, with a hint
-    to use the daemon it could not reach. It is said at once, with how to stop it."""
-    from vaultmind.client import published
+def _busy_or_silent(config: Any) -> DaemonClient | None:
+    """The vault's daemon has published its address and runs, holding the vault, yet its health
+    check got no answer (`find_daemon` found none). A daemon busy on a loaded machine answers
+    within a few seconds: asked again for up to `BUSY_GRACE_S`, its client then. One that stays
+    silent is a `DaemonError` said at once, with how to stop it (it was called "starting", waited
+    for 60 s, and the command then failed on the index it holds)."""
+    from vaultmind.client import find_daemon, published
     from vaultmind.doctor import held_by_daemon
     from vaultmind.errors import DaemonError
 
     held = held_by_daemon(config)
     if held is None or held.state != "warn":  # none, or starting (no address yet): waited for
-        return
+        return None
+    deadline = time.monotonic() + BUSY_GRACE_S
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        answered = find_daemon(config)
+        if answered is not None:
+            return answered
     client = published(config)
     stop = command_line("stop", "--vault", config.vault)
     raise DaemonError(
@@ -242,4 +252,5 @@ class Handed:
 
 
 REMOTE_QUIET_S = 2.0  # a command through the daemon silent longer than this says what it waits for
+BUSY_GRACE_S = 6.0  # a daemon whose health check got no answer is asked again this long before it is said silent
 STARTING_ADDRESS_S = 60.0  # a command waits this long at most for a starting daemon's address
