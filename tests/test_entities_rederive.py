@@ -3,7 +3,7 @@ real notes in a temp vault, real DuckDB indexes, the real sync."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,44 @@ def _derived_with_old_rules(config: Config, index: Index, monkeypatch: pytest.Mo
             memory.sync()
 
 
+class _Derives(list[int]):
+    """The leaf rows each `EntityDeriver._derive` call was given (the calls `counts` takes);
+    while `stop` is set, the call after the first counted one raises `_Stopped`."""
+
+    stop = True
+
+
+def _count_derives(
+    monkeypatch: pytest.MonkeyPatch, counts: Callable[[duckdb.DuckDBPyConnection], bool] = lambda con: True
+) -> _Derives:
+    """`EntityDeriver._derive` counted, in slices of 4 leaves."""
+    derived = _Derives()
+    real = EntityDeriver._derive
+
+    def counted(
+        self: EntityDeriver,
+        con: duckdb.DuckDBPyConnection,
+        reg: Registry,
+        rows: Sequence[Any],
+        known: Any = None,
+        words: Any = None,
+    ) -> Any:
+        if derived.stop and derived:
+            raise _Stopped
+        if counts(con):
+            derived.append(len(rows))
+        return real(self, con, reg, rows, known, words)
+
+    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
+    monkeypatch.setattr(EntityDeriver, "_derive", counted)
+    return derived
+
+
+def _rederiving(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether a re-derivation is under way (NER's own steps derive too, outside it)."""
+    return con.execute("SELECT count(*) FROM meta WHERE key = ?", [META_REDERIVING]).fetchone() != (0,)
+
+
 def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     vault: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,25 +120,7 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     assert any(row[5] is not None for row in expected["occurrences"])  # names settled to their kind
 
     _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
-    derived: list[int] = []  # leaf rows each `_derive` call was given
-    real = EntityDeriver._derive
-
-    def counted(
-        self: EntityDeriver,
-        con: duckdb.DuckDBPyConnection,
-        reg: Registry,
-        rows: Sequence[Any],
-        known: Any = None,
-        words: Any = None,
-    ) -> Any:
-        if stop and derived:
-            raise _Stopped
-        derived.append(len(rows))
-        return real(self, con, reg, rows, known, words)
-
-    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
-    monkeypatch.setattr(EntityDeriver, "_derive", counted)
-    stop = True
+    derived = _count_derives(monkeypatch)  # leaf rows each `_derive` call was given
     with Memory.open(config) as memory:
         with pytest.raises(_Stopped):
             memory.sync()
@@ -109,7 +129,8 @@ def test_a_rederivation_stopped_between_slices_goes_on_at_the_next_sync(
     assert derived and sum(derived) < leaves
     first = sum(derived)
 
-    stop, derived[:] = False, []
+    derived.stop = False
+    derived.clear()
     with Memory.open(config) as memory:
         memory.sync()
         assert memory.index.get_meta(META_SIGNATURE) == signature
@@ -142,26 +163,8 @@ def test_an_ner_run_before_the_next_sync_rederives_in_committed_slices(
     assert "person:helen-okafor" in {row[0] for row in expected["entities"]}
 
     _derived_with_old_rules(config, Index.open(config.index_path), monkeypatch)
-    derived: list[int] = []  # leaf rows each `_derive` call was given before NER's steps
-    real = EntityDeriver._derive
-    stop = True
-
-    def counted(
-        self: EntityDeriver,
-        con: duckdb.DuckDBPyConnection,
-        reg: Registry,
-        rows: Sequence[Any],
-        known: Any = None,
-        words: Any = None,
-    ) -> Any:
-        if stop and derived:
-            raise _Stopped
-        if con.execute("SELECT count(*) FROM meta WHERE key = ?", [META_REDERIVING]).fetchone() != (0,):
-            derived.append(len(rows))
-        return real(self, con, reg, rows, known, words)
-
-    monkeypatch.setattr(graph, "REBUILD_CHUNK", 4)
-    monkeypatch.setattr(EntityDeriver, "_derive", counted)
+    # leaf rows each `_derive` call was given before NER's steps
+    derived = _count_derives(monkeypatch, counts=_rederiving)
     with Memory.open(config) as memory:
         with pytest.raises(_Stopped):
             complete_ner(memory)
@@ -170,7 +173,8 @@ def test_an_ner_run_before_the_next_sync_rederives_in_committed_slices(
     assert derived and sum(derived) < leaves
     first = sum(derived)
 
-    stop, derived[:] = False, []
+    derived.stop = False
+    derived.clear()
     with Memory.open(config) as memory:
         assert complete_ner(memory) > 0
         assert memory.index.get_meta(META_SIGNATURE) == signature
