@@ -111,7 +111,6 @@ class Daemon:
         self._last_reconcile = 0.0  # monotonic time of the last reconcile (0: none yet)
         self._retry_at = 0.0  # after a failed reconcile, no other before this monotonic time
         self._retry_s = RETRY_FIRST_S
-        self._retrying = False  # the last reconcile failed: the next is due at `_retry_at`
         self._warmed = False  # what questions read is loaded (after the first reconcile that passed)
         # Paths of a large batch not applied yet: a slice per step, after the step's own changes,
         # so a save made while thousands of files arrive waits for one slice, not for them all.
@@ -247,12 +246,7 @@ class Daemon:
             self._backlog_changed()
             self._apply_paths(batch)
         now = time.monotonic()
-        due = (
-            now - self._last_reconcile >= RECONCILE_S
-            or not self.ready.is_set()
-            or self.force_reconcile
-            or self._retrying
-        )
+        due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
             try:
                 with self.memory.index.replaced_when_broken():  # a damaged file: moved aside, filled at once
@@ -262,7 +256,7 @@ class Daemon:
                         self._say("loading what questions read")
                         self.memory.warm()  # the first search must not pay for loading
                         self._warmed = True
-                self.force_reconcile = self._retrying = False
+                self.force_reconcile = False
                 self.memory.behind = None
                 self._backlog.clear()  # the whole vault is in step: nothing of a bulk is left
                 self._backlog_changed()
@@ -285,7 +279,7 @@ class Daemon:
                 )
                 self._retry_at = now + self._retry_s
                 self._retry_s = min(self._retry_s * 2, RETRY_MAX_S)
-                self._retrying = True  # at `_retry_at`, not at the next periodic reconcile
+                self.force_reconcile = True  # at `_retry_at`, not at the next periodic reconcile
             self._last_reconcile = now
             self.ready.set()
             self.memory.loading = False
