@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.entities.notes import create_entity_notes
 from vaultmind.entities.registry_store import entity_note_from
@@ -16,6 +18,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
+from .test_sync import _indexed_before
 
 NAME = "Dana Whitfield #ops"
 
@@ -41,6 +44,9 @@ def test_an_entity_note_heading_opens_no_tag(vault: Path) -> None:
         fm = split_frontmatter((vault / path).read_text(encoding="utf-8")).data
         entry = entity_note_from(path, NAME, fm)
         assert entry is not None and entry.generated and entry.display_name == NAME
+        (note,) = memory.index.query("SELECT title FROM notes WHERE path = ?", [path])
+        leaves = memory.index.query("SELECT text FROM leaves WHERE note_path = ?", [path])
+        assert note == (NAME,) and leaves == [(f"# {NAME}",)], "its heading read as it shows, not as escaped"
 
 
 def test_an_entity_note_written_with_the_old_heading_is_still_vaultminds() -> None:
@@ -57,3 +63,30 @@ def test_an_entity_note_written_with_the_old_heading_is_still_vaultminds() -> No
     edited = {**old, "vaultmind_body_sha256": body_sha256(f"# {NAME}\nmy notes\n")}
     mine = entity_note_from("entities/person/dana-whitfield-ops.md", NAME, edited)
     assert mine is not None and not mine.generated
+
+
+def _entity_note(vault: Path, path: str = "entities/person/dana-whitfield-ops.md") -> None:
+    meta = f'vaultmind: entity\nid: "person:dana-whitfield-ops"\nkind: person\ndisplay_name: "{NAME}"'
+    write(vault, path, f"---\n{meta}\n---\n# Dana Whitfield \\#ops\n")
+
+
+def test_an_index_holding_an_escaped_name_is_rebuilt_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0040: an entity note's leaf indexed before kept the backslash of its heading."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    _entity_note(vault)
+    old = "UPDATE leaves SET text = '# Dana Whitfield \\#ops' WHERE note_path LIKE 'entities/%'"
+    config = _indexed_before(vault, monkeypatch, "0040", then=[old])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'entities/%'") == [(f"# {NAME}",)]
+
+
+def test_an_index_whose_notes_of_yours_hold_an_escaped_hash_is_not_rebuilt(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Your own note's Markdown is read as you wrote it: its `\\#` is no reason to rebuild."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "notes/plan.md", "# Plan\n\nThe channel \\#ops is muted.\n")
+    with Memory.open(_indexed_before(vault, monkeypatch, "0040")) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None

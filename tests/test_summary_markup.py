@@ -62,6 +62,9 @@ def test_summaries_escape_message_markup_once_and_read_back_as_written(vault: Pa
         assert "50%% off" in leaves and "<Media omitted>" in leaves and "asks $$ 40" in leaves, (
             "a summary is read (searched, quoted) as it shows"
         )
+        assert "Dana Whitfield #ops said: The caterer" in leaves and "\\" not in leaves, (
+            "a name's escaped `#` is read as it shows, as its message's author is"
+        )
         (top,) = _bodies(vault, 2).values()
         assert "\\\\" not in top, f"the summary of summaries escapes once, not twice: {top!r}"
         assert "%%" not in top and " <Media" not in top and "$$" not in top, top
