@@ -13,7 +13,7 @@ import pytest
 from duckdb.sqltypes import DOUBLE
 
 import vaultmind.index.migrate as migrate
-import vaultmind.index.store as store
+import vaultmind.index.opening as opening
 from tests.conftest import run_main, write
 from vaultmind.index.schema import migrations
 
@@ -127,7 +127,7 @@ def test_a_migration_that_takes_seconds_is_said_on_stderr(
 ) -> None:
     """`status` on an index an older version wrote, whose upgrade's one statement runs 3 s (a
     copy of a large table): the migration is named on stderr while it runs, not a silence."""
-    opened = store.connect
+    opened = opening.connect
 
     def connect(path: Path) -> duckdb.DuckDBPyConnection:
         con = opened(path)
@@ -136,7 +136,7 @@ def test_a_migration_that_takes_seconds_is_said_on_stderr(
         )
         return con
 
-    monkeypatch.setattr(store, "connect", connect)
+    monkeypatch.setattr(opening, "connect", connect)
     monkeypatch.setattr(migrate, "TICK_S", 0.1)
     monkeypatch.setattr(
         migrate, "migrations", lambda: (*migrations(), ("9999_slow", "-- rebuild: no\nSELECT pause(3.0);"))
