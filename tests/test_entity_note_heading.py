@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.config import load_config
 from vaultmind.entities.notes import create_entity_notes
 from vaultmind.entities.registry_store import entity_note_from
@@ -16,6 +18,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
+from .test_sync import _indexed_before
 
 NAME = "Dana Whitfield #ops"
 
@@ -41,6 +44,9 @@ def test_an_entity_note_heading_opens_no_tag(vault: Path) -> None:
         fm = split_frontmatter((vault / path).read_text(encoding="utf-8")).data
         entry = entity_note_from(path, NAME, fm)
         assert entry is not None and entry.generated and entry.display_name == NAME
+        (note,) = memory.index.query("SELECT title FROM notes WHERE path = ?", [path])
+        leaves = memory.index.query("SELECT text FROM leaves WHERE note_path = ?", [path])
+        assert note == (NAME,) and leaves == [(f"# {NAME}",)], "its heading read as it shows, not as escaped"
 
 
 def test_an_entity_note_written_with_the_old_heading_is_still_vaultminds() -> None:
@@ -57,3 +63,72 @@ def test_an_entity_note_written_with_the_old_heading_is_still_vaultminds() -> No
     edited = {**old, "vaultmind_body_sha256": body_sha256(f"# {NAME}\nmy notes\n")}
     mine = entity_note_from("entities/person/dana-whitfield-ops.md", NAME, edited)
     assert mine is not None and not mine.generated
+
+
+def _entity_note(vault: Path, path: str = "entities/person/dana-whitfield-ops.md") -> None:
+    meta = f'vaultmind: entity\nid: "person:dana-whitfield-ops"\nkind: person\ndisplay_name: "{NAME}"'
+    write(vault, path, f"---\n{meta}\n---\n# Dana Whitfield \\#ops\n")
+
+
+def test_an_index_holding_an_escaped_name_is_rebuilt_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Migration 0040: an entity note's leaf indexed before kept the backslash of its heading."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    _entity_note(vault)
+    old = "UPDATE leaves SET text = '# Dana Whitfield \\#ops' WHERE note_path LIKE 'entities/%'"
+    config = _indexed_before(vault, monkeypatch, "0040", then=[old])
+    with Memory.open(config) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'entities/%'") == [(f"# {NAME}",)]
+
+
+def test_an_index_whose_notes_of_yours_hold_an_escaped_hash_is_not_rebuilt(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Your own note's Markdown is read as you wrote it: its `\\#` is no reason to rebuild."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "notes/plan.md", "# Plan\n\nThe channel \\#ops is muted.\n")
+    with Memory.open(_indexed_before(vault, monkeypatch, "0040")) as memory:
+        assert memory.index.get_meta("needs_rebuild") is None
+
+
+def _old_note(display: str, *, body: str | None = None, extra: str = "") -> str:
+    """An entity note as vaultmind wrote it before headings were escaped (`extra`: front matter
+    lines you added; `body`: a body you edited, its recorded hash still the old heading's)."""
+    recorded = body_sha256(f"# {display}\n")
+    return (
+        f'---\nvaultmind: entity\nid: "person:{display.split()[0].lower()}-x"\nkind: person\n'
+        f'display_name: "{display}"\naliases: []\n{extra}vaultmind_body_sha256: "{recorded}"\n---\n'
+        + (body if body is not None else f"# {display}\n")
+    )
+
+
+def test_an_entity_note_with_the_old_heading_is_escaped_once_keeping_your_keys(vault: Path) -> None:
+    """vaultmind's own untouched note gets the escaped heading at the next sync (no tag #ops any
+    more); one whose body you edited, and one whose name needs no escape, keep every byte."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    old = "entities/person/dana-whitfield-ops.md"
+    edited = "entities/person/erin-ops.md"
+    plain = "entities/person/fay-stone.md"
+    write(vault, old, _old_note(NAME, extra='team: "ops"\n'))
+    write(vault, edited, _old_note("Erin #ops", body="# Erin #ops\n\nmy notes on Erin\n"))
+    write(vault, plain, _old_note("Fay Stone"))
+    kept = {p: (vault / p).read_bytes() for p in (edited, plain)}
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.index.query("SELECT tag FROM tags WHERE path = ?", [old]) == [("ops",)]
+        create_entity_notes(memory)
+        text = (vault / old).read_text(encoding="utf-8")
+        fm = split_frontmatter(text)
+        assert fm.body == "# Dana Whitfield \\#ops\n", text
+        assert fm.data["team"] == "ops" and fm.data["vaultmind_body_sha256"] == body_sha256(fm.body), text
+        before = _old_note(NAME, extra='team: "ops"\n')
+        now = before.replace(body_sha256(f"# {NAME}\n"), body_sha256(fm.body)).replace(f"# {NAME}\n", fm.body)
+        assert text == now, "only the heading and its hash change"
+        assert memory.index.query("SELECT tag FROM tags WHERE path = ?", [old]) == [], "synced: no tag #ops"
+        entry = entity_note_from(old, NAME, fm.data)
+        assert entry is not None and entry.generated, "still vaultmind's"
+        assert {p: (vault / p).read_bytes() for p in (edited, plain)} == kept, "yours, or nothing to escape"
+        written = (vault / old).read_bytes()
+        create_entity_notes(memory)
+        assert (vault / old).read_bytes() == written, "once"

@@ -13,7 +13,7 @@ import pytest
 from duckdb.sqltypes import DOUBLE
 
 import vaultmind.index.migrate as migrate
-import vaultmind.index.store as store
+import vaultmind.index.opening as opening
 from tests.conftest import run_main, write
 from vaultmind.index.schema import migrations
 
@@ -66,6 +66,7 @@ SHIPPED = (
     ("0037_long_texts_embedded_whole", "9f974e31edcd3b2794ff36157584bfac1b3eb3f1c93774bc4240a4cef9daf959"),
     ("0038_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
     ("0039_full_width_entity_names", "0e0519a0bd6e35d7e980fec93cf74163c91552a7e19a2f1aa42d2fd1c127c355"),
+    ("0040_names_hash_read_as_shown", "12f1f19848f9bfa03af504969fb3396d3112865952804a47f1b66f2ba48bbc7d"),
 )
 
 
@@ -126,7 +127,7 @@ def test_a_migration_that_takes_seconds_is_said_on_stderr(
 ) -> None:
     """`status` on an index an older version wrote, whose upgrade's one statement runs 3 s (a
     copy of a large table): the migration is named on stderr while it runs, not a silence."""
-    opened = store.connect
+    opened = opening.connect
 
     def connect(path: Path) -> duckdb.DuckDBPyConnection:
         con = opened(path)
@@ -135,7 +136,7 @@ def test_a_migration_that_takes_seconds_is_said_on_stderr(
         )
         return con
 
-    monkeypatch.setattr(store, "connect", connect)
+    monkeypatch.setattr(opening, "connect", connect)
     monkeypatch.setattr(migrate, "TICK_S", 0.1)
     monkeypatch.setattr(
         migrate, "migrations", lambda: (*migrations(), ("9999_slow", "-- rebuild: no\nSELECT pause(3.0);"))

@@ -10,7 +10,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from vaultmind.markdown.frontmatter import split_frontmatter
-from vaultmind.markdown.render import Message, SourceMeta, render_source_note
+from vaultmind.markdown.render import (
+    Message,
+    SourceMeta,
+    escape_markup,
+    no_tag,
+    render_source_note,
+    shown_line,
+    unescape_shown,
+)
 from vaultmind.memory import Memory
 from vaultmind.tree.engine import flush
 from vaultmind.tree.fallback import FallbackSummarizer, extractive_summary
@@ -62,6 +70,9 @@ def test_summaries_escape_message_markup_once_and_read_back_as_written(vault: Pa
         assert "50%% off" in leaves and "<Media omitted>" in leaves and "asks $$ 40" in leaves, (
             "a summary is read (searched, quoted) as it shows"
         )
+        assert "Dana Whitfield #ops said: The caterer" in leaves and "\\" not in leaves, (
+            "a name's escaped `#` is read as it shows, as its message's author is"
+        )
         (top,) = _bodies(vault, 2).values()
         assert "\\\\" not in top, f"the summary of summaries escapes once, not twice: {top!r}"
         assert "%%" not in top and " <Media" not in top and "$$" not in top, top
@@ -73,3 +84,12 @@ def test_a_summary_of_one_short_message_or_section_says_whose_it_is() -> None:
     assert extractive_summary(one, 3000) == "Dana Whitfield said: Booked the hall for Friday."
     section = [ChildText("s1", "Total 18,000 EUR, approved on 11 March.", "section", None, None, "Budget 2024 › Q2")]
     assert extractive_summary(section, 3000) == "Budget 2024 › Q2: Total 18,000 EUR, approved on 11 March."
+
+
+def test_a_shown_name_reads_back_as_written() -> None:
+    """`unescape_shown` undoes what a heading (`shown_line`) and a summary (`no_tag` on a name,
+    then `escape_markup`) put in, as Obsidian's reading view shows it."""
+    for name in ("Dana Whitfield #ops", "#launch · 2024-03-07", "Kickoff 50%% <b>bold</b> $$ ^x1", "C# tips"):
+        assert unescape_shown(shown_line(name)) == name, name
+        assert unescape_shown(escape_markup(f"{no_tag(name)} said: hi")) == f"{name} said: hi", name
+    assert unescape_shown("`\\#code` stays") == "`\\#code` stays", "code is verbatim"

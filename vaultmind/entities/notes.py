@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from vaultmind.entities.headings import escape_old_headings
 from vaultmind.entities.ids import key_of
 from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry_store import entity_note_body, load_registry, slug_of
@@ -167,7 +168,8 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
     its record, so a deleted note stays deleted; when that record cannot be read or written, no
     note is. When the id cannot be forgotten either (the disk filled up meanwhile), the index
     keeps it (`WITHHELD`), `status` says so, and the next sync takes it out of the record and
-    writes the note: it is not taken for a note the person deleted."""
+    writes the note: it is not taken for a note the person deleted. A note vaultmind wrote
+    before headings were escaped, still as it wrote it, gets the escaped heading (`headings`)."""
     vault = memory.config.vault
     written = EntityNotesWritten()
     try:
@@ -211,8 +213,9 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         written.paths.append(rel)
         done.add(ident)
     _say(memory.index, written.problems, withheld if withheld != before else None)
-    if written.paths:
-        memory.sync_paths(written.paths)
+    escaped = escape_old_headings(vault, memory.index)  # notes written before headings were escaped
+    if written.paths or escaped:
+        memory.sync_paths(written.paths + escaped)
     return written
 
 

@@ -152,10 +152,16 @@ def entity_note_body(display: str) -> str:
     return f"# {shown_line(display)}\n"
 
 
+def unescaped_entity_note_body(display: str) -> str:
+    """The body vaultmind wrote for an entity note of `display` before its heading was escaped:
+    `# <display>` as it is (`entities.headings` writes such a note once more, escaped)."""
+    return f"# {display}\n"
+
+
 def entity_note_bodies(display: str) -> tuple[str, ...]:
     """The bodies vaultmind wrote for an entity note of `display`: now, and before its heading was
-    escaped (`# <display>` as it is). An entity note written then is still vaultmind's."""
-    return tuple(dict.fromkeys((entity_note_body(display), f"# {display}\n")))
+    escaped. An entity note written then is still vaultmind's."""
+    return tuple(dict.fromkeys((entity_note_body(display), unescaped_entity_note_body(display))))
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:

@@ -7,10 +7,10 @@ read-write process per file; a second process gets `IndexBusy` (the CLI then tal
 daemon instead, see `client.py`).
 
 The index's parts, one concept each: `connection` (connecting, waiting while the file is
-busy), `migrate` (the schema brought up to date on open), `quarantine` (a broken file moved
-aside), `pool` (DuckDB's buffer pool: limits and sizes) and `meta` (its one-value-a-key
-table). This module holds the open index: its transactions, bulk loads, checkpoints, the pool
-it runs under, and its `meta`.
+busy), `opening` (the file opened, or moved aside when it cannot be), `migrate` (the schema
+brought up to date on open), `quarantine` (a broken file moved aside), `pool` (DuckDB's buffer
+pool: limits and sizes) and `meta` (its one-value-a-key table). This module holds the open
+index: its transactions, bulk loads, checkpoints, the pool it runs under, and its `meta`.
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from typing import Any, TypeVar, cast
 
 import duckdb
 
-from vaultmind.errors import IndexBusy, IndexCorrupt, chain, index_access_error
+from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
-from vaultmind.index.connection import connect, is_lock_error, session
-from vaultmind.index.damage import TruncatedIndex, check_length, damaged, invalidated
+from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
-from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible, suspend_indexes
+from vaultmind.index.migrate import create_suspended_indexes, suspend_indexes
+from vaultmind.index.opening import first_line, open_file, open_in_memory
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
 from vaultmind.index.schema import derived_tables
@@ -93,44 +93,12 @@ class Index:
     @classmethod
     def open(cls, path: Path | None, progress: Progress | None = None) -> Index:
         """Open (creating if needed) the index at `path`; None opens an in-memory index.
-        `progress` hears an upgrade's migrations (`migrate`)."""
+        `progress` hears an upgrade's migrations (`migrate`). A file that cannot be opened is
+        moved aside and a fresh one opened (`opening.open_file`)."""
         if path is None:
-            con = duckdb.connect(":memory:")
-            session(con)
-            migrate(con)
-            return cls(con, None, None)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            had_wal = Path(f"{path}.wal").exists()
-            con = connect(path)
-            if not had_wal:
-                try:
-                    check_length(con, path)
-                except TruncatedIndex:
-                    con.close()  # before the file moves: a connect to its path would reuse this one
-                    raise
-            if not migrations_compatible(con):
-                con.close()
-                fresh = fresh_index(path, "index was written by an incompatible version")
-                return cls(fresh.con, path, fresh.notice)
-            migrate(con, progress)
-            create_suspended_indexes(con)
-            return cls(con, path, None)
-        except IndexBusy:
-            raise
-        except (duckdb.Error, OSError, TruncatedIndex) as exc:
-            if is_lock_error(exc):
-                raise IndexBusy(
-                    "the index is in use by another vaultmind process",
-                    path=path,
-                    hint="stop it, or let the CLI talk to the running daemon",
-                ) from exc
-            denied = index_access_error(exc, path)
-            if denied is not None:  # a sound index this user cannot write: not a broken one
-                raise denied from exc
-            log.warning("index %s could not be opened (%s); moving it aside", path, exc)
-            fresh = fresh_index(path, f"index could not be opened ({_short(exc)})")
-            return cls(fresh.con, path, fresh.notice)
+            return cls(open_in_memory(), None, None)
+        con, notice = open_file(path, progress)
+        return cls(con, path, notice)
 
     @property
     def tables(self) -> frozenset[str]:
@@ -234,7 +202,7 @@ class Index:
             if damaged(exc, self.path):
                 moved, kept = self._replace(exc, "index file was damaged")
                 raise IndexCorrupt(
-                    f"the index file was damaged ({_short(exc)}); it was moved to {moved} and an empty one "
+                    f"the index file was damaged ({first_line(exc)}); it was moved to {moved} and an empty one "
                     "put in its place, which the next sync fills from the vault" + (f" ({kept})" if kept else ""),
                     path=self.path,
                     hint="run the same command again (the vault is the record: nothing in it is lost)",
@@ -252,8 +220,8 @@ class Index:
             del self._handled[:-4]  # a few: only the error being raised through nested guards matters
             with suppress(duckdb.Error):
                 self.con.close()
-            log.error("the %s (%s): %s; moving it aside", why, self.path, _short(exc))
-            self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({_short(exc)})")
+            log.error("the %s (%s): %s; moving it aside", why, self.path, first_line(exc))
+            self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({first_line(exc)})")
             self._tables = None
             self._views.clear()
             self._bulk = False
@@ -474,7 +442,7 @@ class Index:
             try:
                 other.execute(f"SET memory_limit = '{limit}'")
             except duckdb.Error as exc:  # blocks still pinned: the limit stays as it is
-                log.debug("could not lower DuckDB's memory limit to %s: %s", limit, _short(exc))
+                log.debug("could not lower DuckDB's memory limit to %s: %s", limit, first_line(exc))
             other.execute(f"SET memory_limit = '{current}'")
         release_freed_memory()
 
@@ -505,7 +473,3 @@ def _beyond_cache(held: dict[str, int]) -> int:
     smaller pool can set out only by spilling them to temporary files."""
     return sum(used for tag, used in held.items() if tag != "BASE_TABLE")
 
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:160]

@@ -12,7 +12,7 @@ from vaultmind.markdown.blocks import scan_blocks
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian
-from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref
+from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, unescape_shown
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
 
@@ -43,6 +43,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     source_id = _str(data.get("source_id")) if kind == "source" else None
     key = leaf_key(path, kind, data)
     source_kind = _str(data.get("kind"))
+    escaped = _reads_escaped(kind, data)
     if _str(data.get("vaultmind")) == "readme":
         leaves = []  # about vaultmind, not part of the memory: it never answers a question
     elif kind == "source" and source_kind in CALLOUT_TYPES:
@@ -64,12 +65,14 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             scan=scan,
             source_ref=source_ref or None,
             timestamp=when or None,
-            escaped=_reads_escaped(kind, data),
+            escaped=escaped,
         )
 
     title = _str(data.get("title"))
     if not title:
         title = next((h.text for h in syntax.headings if h.level == 1 and h.text), "")
+        if escaped:  # an entity note's heading "# Dana Whitfield \#ops": the name as it shows
+            title = unescape_shown(title)
     if not title:
         title = _stem(path)
     if not leaves and kind == "user" and _str(data.get("vaultmind")) != "readme":
@@ -93,10 +96,11 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
 
 
 def _reads_escaped(kind: str, data: Mapping[str, Any]) -> bool:
-    """Whether a note's leaves are read without the markup escapes of `render.escape_markup`, as
-    Obsidian shows them: a summary and a document vaultmind wrote (a `.txt` or `.html` file's
-    text is escaped so; a `.md` file's backslashes are Markdown's, which read the same)."""
-    if _str(data.get("vaultmind")) == "summary":
+    """Whether a note's leaves (and the title its heading gives) are read without the escapes of
+    `render.escape_markup` and `render.no_tag`, as Obsidian shows them (`render.unescape_shown`):
+    a summary, an entity note and a document vaultmind wrote (a `.txt` or `.html` file's text is
+    escaped so; a `.md` file's backslashes are Markdown's, which read the same)."""
+    if _str(data.get("vaultmind")) in ("summary", "entity"):
         return True
     return kind == "source" and _str(data.get("kind")) == "document"
 

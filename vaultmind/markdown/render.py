@@ -216,8 +216,18 @@ def unescape_markup(text: str) -> str:
     return "\n".join(_map_prose(text.split("\n"), _unescape_prose))
 
 
+def unescape_shown(text: str) -> str:
+    """What Obsidian's reading view shows of prose vaultmind wrote escaped: `escape_markup`
+    undone, and the backslash `no_tag` puts before a name's `#` ("Dana Whitfield \\#ops said: …"
+    reads "Dana Whitfield #ops said: …"). A note vaultmind wrote so (a summary, a document, an
+    entity note) is read, searched and quoted through it, as a source note's message is read
+    without its escapes: a query for "#ops" or "50%%" finds it as it shows."""
+    return "\n".join(_map_prose(text.split("\n"), lambda prose: _TAG_ESCAPED_RE.sub("", _unescape_prose(prose))))
+
+
 def no_tag(name: str) -> str:
-    """A shown name whose `#` opens no tag ("Dana Whitfield #ops" tags no note with `ops`)."""
+    """A shown name whose `#` opens no tag ("Dana Whitfield #ops" tags no note with `ops`);
+    `unescape_shown` reads it back."""
     return _TAG_OPEN_RE.sub(r"\\#", name)
 
 
@@ -396,6 +406,8 @@ def _title(text: str) -> str:
 # A "#" that would open a tag (at the start or after a space, before a tag's characters):
 # Obsidian would show it as a tag and list the note under it
 _TAG_OPEN_RE = re.compile(r"(?<!\S)#(?=[\w/-])")
+# The backslash `no_tag` put before such a "#" (taken away when read: `unescape_shown`)
+_TAG_ESCAPED_RE = re.compile(r"(?<!\S)\\(?=#[\w/-])")
 
 
 def shown_line(line: str) -> str:

@@ -172,6 +172,9 @@ def _summaries(index: Index, vault: Path, ids: list[str]) -> Hydrated:
         if end is not None:
             ends.append(end)
         entity_ids.update(ents)
+        # read without the markup escapes (the summary above escapes its text again), but with a
+        # name's `\#` (not `unescape_shown`): escaping would not put it back, and "X #ops said: …"
+        # would tag the summary above
         children.append(ChildText(sid, unescape_markup(body).strip(), "summary", None, iso_z(start)))
         links.append(summary_link(path))
     entities = _entity_infos(index, sorted(entity_ids))

@@ -1,0 +1,77 @@
+"""Opening the index file: connect, check it, bring its schema up to date — or, when it cannot
+be opened, move it aside and open a fresh one (`quarantine.fresh_index`).
+
+A file another vaultmind process holds is `IndexBusy` (the CLI then talks to the daemon), and a
+sound file this user cannot write is its access error: neither is a broken file, so neither is
+moved. Anything else that stops the open (corrupt, cut short, a WAL that cannot be replayed,
+written by an incompatible version) is: the next sync rebuilds the index from the vault.
+`store.Index.open` wraps what this returns.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import duckdb
+
+from vaultmind.errors import IndexBusy, index_access_error
+from vaultmind.index.connection import connect, is_lock_error, session
+from vaultmind.index.damage import TruncatedIndex, check_length
+from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
+from vaultmind.index.quarantine import fresh_index
+from vaultmind.model import Progress
+
+log = logging.getLogger("vaultmind.index.store")  # where it logged before it moved here
+
+
+def open_in_memory() -> duckdb.DuckDBPyConnection:
+    """An in-memory index, its schema in place (tests, benchmarks)."""
+    con = duckdb.connect(":memory:")
+    session(con)
+    migrate(con)
+    return con
+
+
+def open_file(path: Path, progress: Progress | None = None) -> tuple[duckdb.DuckDBPyConnection, str | None]:
+    """The connection to the index at `path` (created if needed), and the notice of a broken
+    file moved aside by this open (None when none was). `progress` hears an upgrade's
+    migrations (`migrate`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        had_wal = Path(f"{path}.wal").exists()
+        con = connect(path)
+        if not had_wal:
+            try:
+                check_length(con, path)
+            except TruncatedIndex:
+                con.close()  # before the file moves: a connect to its path would reuse this one
+                raise
+        if not migrations_compatible(con):
+            con.close()
+            fresh = fresh_index(path, "index was written by an incompatible version")
+            return fresh.con, fresh.notice
+        migrate(con, progress)
+        create_suspended_indexes(con)
+        return con, None
+    except IndexBusy:
+        raise
+    except (duckdb.Error, OSError, TruncatedIndex) as exc:
+        if is_lock_error(exc):
+            raise IndexBusy(
+                "the index is in use by another vaultmind process",
+                path=path,
+                hint="stop it, or let the CLI talk to the running daemon",
+            ) from exc
+        denied = index_access_error(exc, path)
+        if denied is not None:  # a sound index this user cannot write: not a broken one
+            raise denied from exc
+        log.warning("index %s could not be opened (%s); moving it aside", path, exc)
+        fresh = fresh_index(path, f"index could not be opened ({first_line(exc)})")
+        return fresh.con, fresh.notice
+
+
+def first_line(exc: BaseException) -> str:
+    """An error's first line, at most 160 characters (its type's name when it says nothing)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:160]
