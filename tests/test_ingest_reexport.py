@@ -240,12 +240,12 @@ def _group_export(messages: int, people: int, named: bool, extra: int = 0) -> st
 
 @pytest.mark.slow
 def test_a_large_group_export_with_every_contact_renamed_is_ingested_again_in_time(tmp_path: Path, vault: Path) -> None:
-    """A 12,000-message group of 200 people, first exported from a phone that showed numbers,
+    """A 10,000-message group of 200 people, first exported from a phone that showed numbers,
     then (with more messages) from one that shows names, each ingested as the command line
     does: every person's rename is found and said, only the new messages are written, and the
     second ingest costs seconds of the processor (trying every author of the group for every
     renamed one took minutes). Processor time, as the machine's load does not count in it."""
-    messages, people, extra = 12_000, 200, 300
+    messages, people, extra = 10_000, 200, 300
     write(tmp_path / "numbers", "WhatsApp Chat with Alpine Club.txt", _group_export(messages, people, named=False))
     write(tmp_path / "names", "WhatsApp Chat with Alpine Club.txt", _group_export(messages, people, named=True, extra=extra))
     assert _ingest(vault, tmp_path / "numbers")[:2] == (messages, 0)
