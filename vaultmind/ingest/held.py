@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ class Existing:
     _body_hash: str | None = None
     encoding: str = "utf-8"  # "utf-16-le", "gb18030" …: re-saved so (`read_existing`), read, never rewritten
     bad_line: int | None = None  # the line of its first byte that is not text in its encoding: read, never rewritten
+    _messages: dict[str, Message] | None = field(default=None, repr=False, compare=False)  # `messages`, parsed once
 
     @property
     def body_hash(self) -> str:
@@ -43,7 +44,14 @@ class Existing:
         return "" if value is None else str(value)
 
     def messages(self) -> dict[str, Message]:
-        """The messages of a chat/email note, by message id, as they read back."""
+        """The messages of a chat/email note, by message id, as they read back: parsed once (an
+        export whose authors were renamed reads every note's messages to match them, then plans
+        its notes from them), each caller given its own dict to change."""
+        if self._messages is None:
+            self._messages = self._parsed_messages()
+        return dict(self._messages)
+
+    def _parsed_messages(self) -> dict[str, Message]:
         kind = str(self.data.get("kind") or "")
         if kind not in CALLOUT_TYPES:
             return {}
