@@ -15,17 +15,15 @@ from vaultmind.markdown.frontmatter import body_sha256, split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import (
     Message,
-    Quoted,
     SourceMeta,
     block_id_for,
     format_meta,
     iso_utc,
     parse_meta,
-    render_frontmatter,
     render_note,
     render_source_note,
-    yaml_scalar,
 )
+from vaultmind.markdown.yaml_out import Quoted, render_frontmatter, yaml_scalar
 
 CHAT = SourceMeta(
     kind="chat", source_id="slack:acme/general", scope="slack/acme/general", title="#general · 2024-03-04"

@@ -19,7 +19,8 @@ from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import ascii_slug, readable_folder, readable_name, scope_folder, sibling_path
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
-from vaultmind.markdown.render import Quoted, iso_utc, note_text, render_note
+from vaultmind.markdown.render import iso_utc, note_text, render_note
+from vaultmind.markdown.yaml_out import Quoted
 from vaultmind.vault.layout import SOURCES_DIR
 
 _H1_RE = re.compile(r"#[ \t]+\S")

@@ -30,7 +30,6 @@ Escapes:
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +41,8 @@ from vaultmind.errors import UsageError
 from vaultmind.markdown.blocks import fence_after
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.quote_ends import end_quotes
+from vaultmind.markdown.yaml_out import ESCAPES as YAML_ESCAPES
+from vaultmind.markdown.yaml_out import Quoted, render_frontmatter
 
 SourceKind = Literal["chat", "email"]
 
@@ -60,9 +61,6 @@ _BLOCK_SLUG_RE = re.compile(r"[^a-z0-9]+")
 # the whole note read as a binary file (by vaultmind's own reader too). Exports do carry them
 # ("\u0000" in a chat message's JSON, a legacy text file read as Windows-1252).
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_PLAIN_RE = re.compile(r"[A-Za-z_][A-Za-z0-9 _./@+-]*[A-Za-z0-9_./@+-]|[A-Za-z_]")
-_YAML_WORDS = frozenset(["yes", "no", "on", "off", "true", "false", "null", "y", "n"])
-_YAML_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _MAX_SLUG = 40
 TITLE_MAX = 200  # characters of a source note's title and subject: a mail's 60 KB subject is not a title
 
@@ -163,7 +161,7 @@ def escape_attr(value: str) -> str:
         if ch == "%" and prev == "%":
             out.append("\\%")
         else:
-            out.append(_YAML_ESCAPES.get(ch, ch))
+            out.append(YAML_ESCAPES.get(ch, ch))
         prev = ch
     return "".join(out)
 
@@ -304,72 +302,6 @@ def block_id_for(message_id: str, taken: set[str]) -> str:
             n += 1
     taken.add(candidate)
     return candidate
-
-
-# --- YAML front matter, by hand ---------------------------------------------------------------
-
-
-class Quoted(str):
-    """A string `render_frontmatter` always double-quotes (hashes, ids that look like numbers)."""
-
-    __slots__ = ()
-
-
-def yaml_scalar(value: Any) -> str:
-    """A YAML scalar: plain when unambiguous, else double-quoted with escapes."""
-    if isinstance(value, Quoted):
-        return '"' + "".join(_yaml_char(ch) for ch in value) + '"'
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return ".nan"
-        if math.isinf(value):
-            return ".inf" if value > 0 else "-.inf"
-        return repr(value)
-    text = str(value)
-    if _PLAIN_RE.fullmatch(text) and text.lower() not in _YAML_WORDS:
-        return text
-    return '"' + "".join(_yaml_char(ch) for ch in text) + '"'
-
-
-def _yaml_char(ch: str) -> str:
-    escaped = _YAML_ESCAPES.get(ch)
-    if escaped is not None:
-        return escaped
-    code = ord(ch)
-    if code < 0x20 or 0x7F <= code <= 0x9F:
-        return f"\\x{code:02x}"
-    if code in (0x2028, 0x2029, 0xFEFF) or 0xD800 <= code <= 0xDFFF or code in (0xFFFE, 0xFFFF):
-        return f"\\u{code:04x}"
-    return ch
-
-
-def render_frontmatter(items: Sequence[tuple[str, Any]]) -> str:
-    """`---` … `---` with the keys in the given order; values: scalars, lists of scalars,
-    or mappings of scalars. Ends with a newline."""
-    out = ["---"]
-    for key, value in items:
-        if isinstance(value, list | tuple):
-            if not value:
-                out.append(f"{key}: []")
-            else:
-                out.append(f"{key}:")
-                out.extend(f"  - {yaml_scalar(item)}" for item in value)
-        elif isinstance(value, Mapping):
-            if not value:
-                out.append(f"{key}: {{}}")
-            else:
-                out.append(f"{key}:")
-                out.extend(f"  {yaml_scalar(k)}: {yaml_scalar(v)}" for k, v in value.items())
-        else:
-            out.append(f"{key}: {yaml_scalar(value)}")
-    out.append("---")
-    return "\n".join(out) + "\n"
 
 
 def render_note(items: Sequence[tuple[str, Any]], body: str) -> str:

@@ -35,7 +35,8 @@ from urllib.parse import quote, unquote
 
 from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
-from vaultmind.markdown.render import Quoted, note_text, render_note
+from vaultmind.markdown.render import note_text, render_note
+from vaultmind.markdown.yaml_out import Quoted
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR, ascii_letters
 
 USER_TREE_PREFIX = "notes:"
