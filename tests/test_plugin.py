@@ -165,7 +165,7 @@ def test_the_plugins_longest_question_is_the_one_the_api_takes() -> None:
     refused by every daemon, a shorter one would cut questions short for nothing."""
     from vaultmind.retrieval.dispatch import MAX_QUESTION_CHARS
 
-    source = (PLUGIN / "src" / "api.ts").read_text(encoding="utf-8")
+    source = (PLUGIN / "src" / "text.ts").read_text(encoding="utf-8")
     found = re.search(r"export const QUESTION_CHARS = ([\d_]+);", source)
-    assert found is not None, "api.ts no longer declares QUESTION_CHARS"
+    assert found is not None, "text.ts no longer declares QUESTION_CHARS"
     assert int(found.group(1).replace("_", "")) == MAX_QUESTION_CHARS

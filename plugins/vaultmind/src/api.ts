@@ -5,6 +5,10 @@
  * the HTTP transport are given, so the same code runs under Node in the tests.
  */
 
+import { bestOfEachNote, relatedQuery } from "./text";
+
+export * from "./text";
+
 export const DAEMON_FILE = ".vaultmind/daemon.json";
 
 /**
@@ -14,12 +18,6 @@ export const DAEMON_FILE = ".vaultmind/daemon.json";
  */
 export const START_FILE = ".vaultmind/daemon-start.json";
 export const START_FRESH_MS = 30_000;
-
-/** Longest question the API takes: it refuses one over 2,000 characters. */
-export const QUESTION_CHARS = 2000;
-
-/** Longest text sent as a question for "related memory". */
-export const RELATED_QUERY_CHARS = 600;
 
 /** "Related memory" searches this many leaves for each note it shows (at most the API's 500). */
 export const RELATED_SEARCH_FACTOR = 4;
@@ -237,68 +235,6 @@ export function parseDaemon(text: string): Daemon {
   }
   const host = typeof fields.host === "string" && fields.host ? fields.host : "127.0.0.1";
   return { host, port, token: fields.token, pid };
-}
-
-/**
- * A hit's place as a person reads it (the panel's label of a link): its note and the block
- * (`^m-…`, written `#^m-…`) or heading (`#Heading`) it sits under, as docs/vault-format.md
- * writes anchors. The panel opens `hitTarget`, never this text.
- */
-export function linkText(hit: Pick<Hit, "note_path" | "anchor">): string {
-  const { path, subpath } = hitTarget(hit);
-  return path.replace(/\.md$/i, "") + subpath;
-}
-
-/** The first (best) hit of each note but the one at `path`, in rank order. */
-export function bestOfEachNote(hits: Hit[], path: string): Hit[] {
-  const seen = new Set([path]);
-  return hits.filter((hit) => !seen.has(hit.note_path) && seen.add(hit.note_path));
-}
-
-/**
- * Where a click on a hit opens: its note's path in the vault and the subpath in it (`#^m-…` for
- * a block, `#Heading` for a heading, "" for the top), given to Obsidian apart. A link text
- * joining them is read back up to its first `#`, `|` or `]`: the note "C# tips" opened as "C".
- */
-export function hitTarget(hit: Pick<Hit, "note_path" | "anchor">): { path: string; subpath: string } {
-  const anchor = hit.anchor ?? "";
-  return { path: hit.note_path, subpath: anchor && !anchor.startsWith("#") ? `#${anchor}` : anchor };
-}
-
-/**
- * A search text for "memory related to this note": its title, headings and first words, what
- * Obsidian does not show (front matter, `%%` and `<!-- -->` comments), code, links' brackets and
- * markup left out. A hyphen within a word or a date is kept ("Jean-Luc", "2024-03-07").
- */
-export function relatedQuery(title: string, markdown: string): string {
-  const body = markdown
-    .replace(/^---\r?\n(?:[\s\S]*?\r?\n)?---[ \t]*(?:\r?\n|$)/, "")
-    .replace(/```[\s\S]*?```/g, " ")
-    .replace(/%%[\s\S]*?(?:%%|$)/g, " ")
-    .replace(/<!--[\s\S]*?-->/g, " ")
-    .replace(/^<!--[\s\S]*/m, " ") // never closed, at a line's start: it hides the rest of the note
-    .replace(/!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]/g, (_, target: string, alias?: string) => alias ?? target)
-    .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\^[\w-]+\s*$/gm, "")
-    .replace(/[#>*_`~=|]+/g, " ")
-    .replace(/(?<![\p{L}\p{N}])-+|-+(?![\p{L}\p{N}])/gu, " ");
-  return leadingWords(`${title} ${body}`, RELATED_QUERY_CHARS);
-}
-
-/** The selected text as a question: as many of its first words as the API takes. */
-export function selectionQuestion(selection: string): string {
-  return leadingWords(selection, QUESTION_CHARS);
-}
-
-/** `text`'s first words, spaced by one blank, that fit in `limit` characters (a first word longer than that: its start). */
-export function leadingWords(text: string, limit: number): string {
-  const words = text.split(/\s+/).filter(Boolean);
-  let kept = "";
-  for (const word of words) {
-    if (kept.length + word.length + 1 > limit) break;
-    kept = kept ? `${kept} ${word}` : word;
-  }
-  return kept || (words[0] ?? "").slice(0, limit);
 }
 
 /** `host:port` as a URL writes it: an IPv6 address in brackets (`[::1]:8123`). */

@@ -12,7 +12,8 @@ import {
   Setting,
   requestUrl,
 } from "obsidian";
-import { DaemonClient, POLL_MS, Reply, Request, StatusBar, samePath, selectionQuestion, statusBar } from "./api";
+import { DaemonClient, POLL_MS, Reply, Request, StatusBar, samePath, statusBar } from "./api";
+import { selectionQuestion } from "./text";
 import { MemoryView, PanelSettings, VIEW_TYPE } from "./view";
 
 const DEFAULTS: PanelSettings = { limit: 10, related: true };

@@ -4,7 +4,8 @@
  */
 
 import { ItemView, Notice, TFile, WorkspaceLeaf, debounce } from "obsidian";
-import { DaemonClient, Hit, Hits, VaultmindError, hitTarget, linkText } from "./api";
+import { DaemonClient, Hit, Hits, VaultmindError } from "./api";
+import { hitTarget, linkText } from "./text";
 
 export const VIEW_TYPE = "vaultmind-memory";
 
