@@ -147,6 +147,30 @@ class Memory:
             self._synced = self.index.generation
             return stats
 
+    def compact(self, progress: Progress | None = None) -> dict[str, Any]:
+        """The index file copied into a new one put in its place (`index.compact`), with syncs
+        and background upkeep held off; its size before and after and the rows copied."""
+        with self.foreground(), self.sync_lock:
+            return self.index.compact(progress or self.syncer.progress).to_dict()
+
+    def compact_if_wasteful(self) -> dict[str, Any] | None:
+        """Background upkeep, once a pass is done: compact the index (`compact`) when its file
+        is more than twice what its blocks in use hold (`Waste.worth_compacting`), after a
+        pause in saves and requests, holding syncs off while it runs. What was done, or None."""
+        from vaultmind.index.compact import waste
+
+        if self.index.path is None:
+            return None
+        self.yield_to_foreground()
+        if self.stopping.is_set():
+            return None
+        with self.sync_lock, self.index.lock:
+            found = waste(self.index.con, self.index.path)
+            if not found.worth_compacting():
+                return None
+            log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
+            return self.index.compact(self.syncer.progress).to_dict()
+
     def reload_ignores(self) -> bool:
         """Take up `[vault] ignore` and `include_templates` from the config file, and the
         templates folders from Obsidian's settings, when either changed since they were read (a

@@ -27,6 +27,7 @@ import duckdb
 
 from vaultmind.errors import IndexBusy, IndexCorrupt, chain, index_access_error
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
+from vaultmind.index.compact import Compacted, compact, remove_stale_copy
 from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.damage import TruncatedIndex, check_length, damaged, invalidated
 from vaultmind.index.meta import put_meta
@@ -115,6 +116,7 @@ class Index:
                 return cls(fresh.con, path, fresh.notice)
             migrate(con, progress)
             create_suspended_indexes(con)
+            remove_stale_copy(path)  # a compaction's, ended by a crash (the file is ours now)
             return cls(con, path, None)
         except IndexBusy:
             raise
@@ -147,6 +149,16 @@ class Index:
                     self.con.execute("CHECKPOINT")
             finally:
                 self.con.close()
+
+    def compact(self, progress: Progress | None = None) -> Compacted:
+        """The file copied into a new one put in its place (`compact`): the space churn left
+        unused given back, every row kept. Views stay: their rows are the same."""
+        if self.path is None:
+            return Compacted(0, 0, {})
+        with self.lock:
+            self.con, done = compact(self.con, self.path, progress)
+            self._sizes = None  # counted again from the compacted file
+            return done
 
     def __enter__(self) -> Index:
         return self
