@@ -199,18 +199,42 @@ def test_the_command_compacts_and_says_what_it_gave_back(
 
 
 @pytest.mark.slow
+def test_the_waste_measured_is_the_churn_and_a_fresh_copy_has_none(churned: Config, tmp_path: Path) -> None:
+    """DuckDB keeps the deleted rows of a table with an index for good: the measure counts
+    them out of what the file holds live, which comes out about a fresh copy's size."""
+    config = copy_of(churned, tmp_path)
+    with Memory.open(config) as memory:
+        churn = waste(memory.index.con, config.index_path)
+        memory.compact()
+        fresh = waste(memory.index.con, config.index_path)
+    assert churn.dead_bytes > 0 and fresh.dead_bytes == 0
+    assert 0.8 < churn.live_bytes / fresh.live_bytes < 1.2, (churn, fresh)
+    assert churn.ratio > 1.5 * fresh.ratio and fresh.ratio < 1.5, (churn, fresh)
+
+
+@pytest.mark.slow
 def test_the_idle_upkeep_compacts_a_wasteful_index_and_leaves_a_sound_one(
     churned: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import vaultmind.memory as memory_module
+
     config = copy_of(churned, tmp_path)
+    monkeypatch.setattr(memory_module, "WASTE_CHECK_S", 0.0)
     with Memory.open(config) as memory:
-        found = waste(memory.index.con, config.index_path)
-        assert found.ratio > 1.2
+        assert waste(memory.index.con, config.index_path).ratio > 1.5
         assert memory.compact_if_wasteful() is None  # a small file: not worth it (`WORTH_MIN_BYTES`)
         monkeypatch.setattr(compact_module, "WORTH_MIN_BYTES", 0)
-        monkeypatch.setattr(compact_module, "WORTH_RATIO", 1.2)
+        monkeypatch.setattr(compact_module, "WORTH_RATIO", 1.5)
         done = memory.compact_if_wasteful()
         assert done is not None and done["after_bytes"] < done["before_bytes"]
         assert memory.compact_if_wasteful() is None  # compacted: nothing more to give back
         assert memory.search("budget", limit=3)["hits"]
     assert os.path.getsize(config.index_path) == done["after_bytes"]
+
+
+def test_the_idle_upkeep_measures_the_waste_at_most_every_so_often(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(compact_module, "WORTH_MIN_BYTES", 0)
+    monkeypatch.setattr(compact_module, "WORTH_RATIO", 0.0)  # every file worth compacting
+    with Memory.open(config) as memory:
+        assert memory.compact_if_wasteful() is not None
+        assert memory.compact_if_wasteful() is None  # measured a moment ago: not again before `WASTE_CHECK_S`

@@ -6,10 +6,16 @@ of every save (a note's leaves, postings, vectors, entity rows written again) a 
 index grew from 28 to 50–60 MB while a fresh copy of the same rows took 26–30 MB (docs/
 architecture.md, *Compaction*). A copy writes each table's rows once, into full row groups.
 
-The cheap measure of the waste (`Waste`) is DuckDB's own count of the file's blocks and of
-those holding live data (`PRAGMA database_size`): no row is read. A copy is worth making when
-the file is more than `WORTH_RATIO` times what its used blocks hold and larger than
-`WORTH_MIN_BYTES` (a small vault's index is not worth the copy).
+The measure of the waste (`waste`) reads no row, only DuckDB's counts: the file's size, the
+blocks in use (`PRAGMA database_size`; the others are free, kept for reuse but never given
+back), and for each table its blocks and how many of the rows they hold are deleted
+(`pragma_storage_info` against `count(*)`). DuckDB never drops the deleted rows of a table
+that has an index (no vacuum of a row group then): under churn `leaves` held 59,782 rows for
+12,277 live ones, `notes` 9,095 for 2,000, and they grow with every save for good. What the
+file holds live is then the blocks in use less each table's blocks' deleted share; a churned
+2,000-note index: 47 MB used, 28.6 MB live by this measure, 28.8 MB in a fresh copy. A copy is
+worth making when the file is more than `WORTH_RATIO` times that and larger than
+`WORTH_MIN_BYTES` (a small index is not worth the copy).
 
 Crash-safe at every step, and nothing lost: the copy is written beside the index
 (`index.duckdb.compact`), checkpointed, checked table by table against the index (every
@@ -40,22 +46,26 @@ log = logging.getLogger(__name__)
 
 COPY_SUFFIX = ".compact"  # the copy being written, beside the index
 COPY_ALIAS = "vaultmind_compact"  # the copy's name while it is attached to the index's connection
-WORTH_RATIO = 2.0  # a copy is made when the file is this many times what its used blocks hold
-WORTH_MIN_BYTES = 64 * 2**20  # … and larger than this
+WORTH_RATIO = 2.0  # a copy is made when the file is this many times what it holds live
+WORTH_MIN_BYTES = 32 * 2**20  # … and larger than this
 PHASE = "compact"
 
 
 @dataclass(frozen=True)
 class Waste:
-    """The index file's size against what its blocks in use hold (`PRAGMA database_size`)."""
+    """The index file's size against what it holds live (see the module's docstring)."""
 
     file_bytes: int
-    used_bytes: int
-    free_bytes: int
+    used_bytes: int  # in the blocks in use
+    dead_bytes: int  # of those, the deleted rows' share of each table's blocks
+
+    @property
+    def live_bytes(self) -> int:
+        return max(1, self.used_bytes - self.dead_bytes)
 
     @property
     def ratio(self) -> float:
-        return self.file_bytes / self.used_bytes if self.used_bytes else 1.0
+        return self.file_bytes / self.live_bytes
 
     def worth_compacting(self) -> bool:
         return self.file_bytes > WORTH_MIN_BYTES and self.ratio > WORTH_RATIO
@@ -64,7 +74,7 @@ class Waste:
         return {
             "file_bytes": self.file_bytes,
             "used_bytes": self.used_bytes,
-            "free_bytes": self.free_bytes,
+            "live_bytes": self.live_bytes,
             "ratio": round(self.ratio, 2),
         }
 
@@ -75,7 +85,18 @@ def waste(con: duckdb.DuckDBPyConnection, path: Path) -> Waste:
     names = [d[0] for d in cursor.description or ()]
     row = dict(zip(names, cursor.fetchone() or (), strict=False))
     block = int(row["block_size"])
-    return Waste(path.stat().st_size, int(row["used_blocks"]) * block, int(row["free_blocks"]) * block)
+    dead = 0.0
+    for table in _tables(con):
+        stored, blocks = con.execute(
+            """SELECT sum(count) FILTER (WHERE column_id = 0 AND column_path = '[0]'),
+                      count(DISTINCT block_id) FILTER (WHERE block_id >= 0)
+               FROM pragma_storage_info(?)""",
+            [table],
+        ).fetchone() or (0, 0)
+        (live,) = con.execute(f'SELECT count(*) FROM main."{table}"').fetchone() or (0,)
+        if stored:
+            dead += int(blocks) * block * max(0.0, 1.0 - int(live) / int(stored))
+    return Waste(path.stat().st_size, int(row["used_blocks"]) * block, int(dead))
 
 
 @dataclass(frozen=True)
