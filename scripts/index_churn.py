@@ -137,14 +137,14 @@ def main() -> None:
             born.write_text(f"# New {counter}\n\n" + "\n\n".join(sentence() for _ in range(rng.randint(2, 8))), encoding="utf-8")
             changed.append(born.relative_to(vault).as_posix())
             memory.sync_paths(changed, gone=gone)
-        if "--compact" in sys.argv:  # the daemon's idle upkeep, measuring every 30 s here
-            import vaultmind.memory as memory_module
+            if "--compact" in sys.argv:  # the daemon's idle upkeep, measuring every 30 s here
+                import vaultmind.memory as memory_module
 
-            memory_module.WASTE_CHECK_S = 30.0
-            done = memory.compact_if_wasteful()
-            if done:
-                print(json.dumps({"round": r, "compacted": {k: v for k, v in done.items() if k != "rows"}}), flush=True)
-                log.write(json.dumps({"round": r, "compacted": {k: v for k, v in done.items() if k != "rows"}}) + "\n")
+                memory_module.WASTE_CHECK_S = 30.0
+                done = memory.compact_if_wasteful()
+                if done:
+                    print(json.dumps({"round": r, "compacted": {k: v for k, v in done.items() if k != "rows"}}), flush=True)
+                    log.write(json.dumps({"round": r, "compacted": {k: v for k, v in done.items() if k != "rows"}}) + "\n")
         end_path = idx
     print("done", time.time() - t0, flush=True)
     # a fresh reindex of the final vault, for comparison

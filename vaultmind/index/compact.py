@@ -3,8 +3,9 @@ put that file in the old one's place (`compact`).
 
 DuckDB reuses the blocks a checkpoint frees, but a file only grows: under the delete-and-insert
 of every save (a note's leaves, postings, vectors, entity rows written again) a 2,000-note
-index grew from 28 to 50–60 MB while a fresh copy of the same rows took 26–30 MB (docs/
-architecture.md, *Compaction*). A copy writes each table's rows once, into full row groups.
+index grew from 27 to 105 MB over 600 rounds of churn, without levelling off, while a fresh
+copy of the same rows took 25–29 MB (docs/benchmarks.md, *Index file under churn*). A copy
+writes each table's rows once, into full row groups.
 
 The measure of the waste (`waste`) reads no row, only DuckDB's counts: the file's size, the
 blocks in use (`PRAGMA database_size`; the others are free, kept for reuse but never given
@@ -13,19 +14,20 @@ back), and for each table its blocks and how many of the rows they hold are dele
 that has an index (no vacuum of a row group then): under churn `leaves` held 59,782 rows for
 12,277 live ones, `notes` 9,095 for 2,000, and they grow with every save for good. What the
 file holds live is then the blocks in use less each table's blocks' deleted share; a churned
-2,000-note index: 47 MB used, 28.6 MB live by this measure, 28.8 MB in a fresh copy. A copy is
-worth making when the file is more than `WORTH_RATIO` times that and larger than
-`WORTH_MIN_BYTES` (a small index is not worth the copy).
+2,000-note index: 77.8 MB, 47.5 MB in use, 28.8 MB live by this measure, 27.5 MB in a fresh
+copy. A copy is worth making when the file is more than `WORTH_RATIO` times that and larger
+than `WORTH_MIN_BYTES` (a small index is not worth the copy).
 
 Crash-safe at every step, and nothing lost: the copy is written beside the index
-(`index.duckdb.compact`), checkpointed, checked table by table against the index (every
-table's row count, the migrations applied), flushed to disk; then the index's connection is
-closed (its checkpoint empties and removes its WAL) and the copy renamed over it in one
-`os.replace`, and the directory flushed. A crash before the rename leaves the old file whole
-(and a stale copy, removed by the next compaction); after it, the new file whole, with no WAL
+(`index.duckdb.compact`), checkpointed, checked against the index (every table's row count,
+the tables', lookup indexes' and sequences' definitions and values), flushed to disk; then
+the index's connection is closed (its checkpoint empties and removes its WAL) and the copy
+renamed over it in one `os.replace`, and the directory flushed. A crash before the rename
+leaves the old file whole (and a stale copy, removed by the next open or compaction); after it, the new file whole, with no WAL
 of the old file's to be replayed on it. Whatever the table (vectors, NER and LLM caches, the
-admission queue, `meta`, the migrations), `COPY FROM DATABASE` copies it with its indexes,
-sequences and constraints, and the copy is a copy: no row is derived again.
+admission queue, `meta`, the migrations), the schema is copied by `COPY FROM DATABASE …
+(SCHEMA)` (lookup indexes, sequences at their values, constraints) and its rows as they are:
+no row is derived again.
 """
 
 from __future__ import annotations
