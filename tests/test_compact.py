@@ -137,7 +137,7 @@ CRASH = textwrap.dedent(
         if done == (at if at >= 0 else total + 1 + at):
             os._exit(3)
 
-    compact(connect(path), path, step)
+    compact(connect(path), path, lambda con: None, step)
     os._exit(0)
     """
 )
@@ -238,3 +238,22 @@ def test_the_idle_upkeep_measures_the_waste_at_most_every_so_often(config: Confi
     with Memory.open(config) as memory:
         assert memory.compact_if_wasteful() is not None
         assert memory.compact_if_wasteful() is None  # measured a moment ago: not again before `WASTE_CHECK_S`
+
+
+def test_a_rename_that_fails_leaves_the_index_in_place_and_open(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    with Memory.open(config) as memory:
+        memory.sync()
+
+        def refused(src: object, dst: object) -> None:
+            raise PermissionError(13, "Permission denied", str(dst))
+
+        monkeypatch.setattr(compact_module.os, "replace", refused)
+        with pytest.raises(PermissionError):
+            memory.compact()
+        monkeypatch.undo()
+        assert memory.search("harbour", limit=3)["hits"]  # its connection open again, on the old file
+        assert not Path(f"{config.index_path}{COPY_SUFFIX}").exists()
+        (config.vault / "b.md").write_text("# B\n\nThe zephyrquartz.\n", encoding="utf-8")
+        memory.sync_paths(["b.md"])
+        assert memory.search("zephyrquartz", limit=3)["hits"]

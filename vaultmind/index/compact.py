@@ -127,12 +127,14 @@ def remove_stale_copy(path: Path) -> None:
 def compact(
     con: duckdb.DuckDBPyConnection,
     path: Path,
+    reconnected: Callable[[duckdb.DuckDBPyConnection], object],
     progress: Progress | None = None,
-) -> tuple[duckdb.DuckDBPyConnection, Compacted]:
-    """Copy the index open on `con` at `path` into a new file and rename that over it; the
-    connection to the compacted file (`con` is closed) and what was done. The caller holds
-    every use of `con` off meanwhile (the index's lock). On an error before the rename the
-    old file stays in place, `con` open on it."""
+) -> Compacted:
+    """Copy the index open on `con` at `path` into a new file and rename that over it; what was
+    done. The caller holds every use of `con` off meanwhile (the index's lock). On an error
+    before `con` is closed, the old file stays in place and `con` open on it; once it is
+    closed, `reconnected` is given the connection to whichever file is in place, whatever
+    happens next (a failed rename leaves the old one)."""
     step = progress or (lambda phase, done, total: None)
     before = path.stat().st_size
     remove_stale_copy(path)
@@ -151,17 +153,23 @@ def compact(
     step(PHASE, len(tables), total)
     settings = _settings(con)
     con.close()  # its checkpoint: the WAL emptied and removed
-    if Path(f"{path}.wal").exists():  # a WAL left would be replayed on the copy: keep the old file
-        log.warning("compaction of %s given up: its WAL was not emptied by the close", path)
-        remove_stale_copy(path)
-        return _reopened(path, settings), Compacted(before, before, rows)
-    step(PHASE, len(tables) + 1, total)
-    os.replace(copy, path)
-    _flush_folder(path.parent)
-    step(PHASE, total, total)
+    replaced = False
+    try:
+        if Path(f"{path}.wal").exists():  # a WAL left would be replayed on the copy: keep the old file
+            log.warning("compaction of %s given up: its WAL was not emptied by the close", path)
+        else:
+            step(PHASE, len(tables) + 1, total)
+            os.replace(copy, path)
+            replaced = True
+            _flush_folder(path.parent)
+            step(PHASE, total, total)
+    finally:
+        if not replaced:
+            remove_stale_copy(path)
+        reconnected(_reopened(path, settings))
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
-    return _reopened(path, settings), Compacted(before, after, rows)
+    return Compacted(before, after, rows)
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:

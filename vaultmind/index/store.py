@@ -156,9 +156,11 @@ class Index:
         if self.path is None:
             return Compacted(0, 0, {})
         with self.lock:
-            self.con, done = compact(self.con, self.path, progress)
             self._sizes = None  # counted again from the compacted file
-            return done
+            return compact(self.con, self.path, self._reconnected, progress)
+
+    def _reconnected(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
 
     def __enter__(self) -> Index:
         return self
