@@ -257,3 +257,40 @@ def test_a_rename_that_fails_leaves_the_index_in_place_and_open(config: Config, 
         (config.vault / "b.md").write_text("# B\n\nThe zephyrquartz.\n", encoding="utf-8")
         memory.sync_paths(["b.md"])
         assert memory.search("zephyrquartz", limit=3)["hits"]
+
+
+@pytest.mark.slow
+def test_the_command_goes_through_the_running_daemon_which_answers_after(
+    vault: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import running_daemon, until
+
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    (vault / ".vaultmind").mkdir()
+    (vault / "a.md").write_text("# A\n\nThe zephyrquartz by the harbour.\n", encoding="utf-8")
+    with running_daemon(load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)) as (memory, _):
+        code, out, _ = run_main(capsys, "compact", "--vault", str(vault), "--json")
+        assert code == 0 and out["rows"]["notes"] == 1
+        assert memory.search("zephyrquartz", limit=3)["hits"]
+        (vault / "b.md").write_text("# B\n\nThe lanternfish.\n", encoding="utf-8")  # the watcher's save, on the new file
+        assert until(lambda: memory.search("lanternfish", limit=3)["hits"])
+
+
+def test_ids_a_sequence_gave_before_the_compaction_are_not_given_again(config: Config) -> None:
+    """The work queue's job ids come from a sequence, used in this session before the
+    compaction (a copied sequence shows one more as its last value than the index's)."""
+    from vaultmind.queue.store import NewJob, enqueue, now_ms
+
+    def queued(memory: Memory, key: str) -> None:
+        with memory.index.transaction() as con:
+            enqueue(con, [NewJob("admission", key, {"leaf": key})], now=now_ms())
+
+    with Memory.open(config) as memory:
+        queued(memory, "a")
+        queued(memory, "b")
+        before = memory.index.query("SELECT id FROM jobs")
+        memory.compact()
+        queued(memory, "c")
+        after = memory.index.query("SELECT id FROM jobs")
+    new = {r[0] for r in after} - {r[0] for r in before}
+    assert len(before) == 2 and len(new) == 1 and min(new) > max(r[0] for r in before)

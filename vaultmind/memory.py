@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from vaultmind.config import MAX_LIMIT, Config
 from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
@@ -174,7 +176,11 @@ class Memory:
             if not found.worth_compacting():
                 return None
             log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
-            return self.index.compact(self.syncer.progress).to_dict()
+            try:
+                return self.index.compact(self.syncer.progress).to_dict()
+            except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
+                log.warning("the index could not be compacted: %s", exc)
+                return None
 
     def reload_ignores(self) -> bool:
         """Take up `[vault] ignore` and `include_templates` from the config file, and the
