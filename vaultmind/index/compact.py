@@ -20,14 +20,14 @@ than `WORTH_MIN_BYTES` (a small index is not worth the copy).
 
 Crash-safe at every step, and nothing lost: the copy is written beside the index
 (`index.duckdb.compact`), checkpointed, checked against the index (every table's row count,
-the tables', lookup indexes' and sequences' definitions and values), flushed to disk; then
-the index's connection is closed (its checkpoint empties and removes its WAL) and the copy
-renamed over it in one `os.replace`, and the directory flushed. A crash before the rename
-leaves the old file whole (and a stale copy, removed by the next open or compaction); after it, the new file whole, with no WAL
-of the old file's to be replayed on it. Whatever the table (vectors, NER and LLM caches, the
-admission queue, `meta`, the migrations), the schema is copied by `COPY FROM DATABASE …
-(SCHEMA)` (lookup indexes, sequences at their values, constraints) and its rows as they are:
-no row is derived again.
+the tables' and lookup indexes' definitions, the sequences going on from the index's),
+flushed to disk; then the index's connection is closed (its checkpoint empties and removes
+its WAL) and the copy renamed over it in one `os.replace`, and the directory flushed. A crash
+before the rename leaves the old file whole (and a stale copy, removed by the next open or
+compaction); after it, the new file whole, with no WAL of the old file's to be replayed on
+it. Whatever the table (vectors, NER and LLM caches, the admission queue, `meta`, the
+migrations), the schema is copied by `COPY FROM DATABASE … (SCHEMA)` (lookup indexes,
+sequences, constraints) and its rows as they are: no row is derived again.
 """
 
 from __future__ import annotations
