@@ -10,6 +10,8 @@
     POST /v1/sync              {"paths": [str]?} → sync stats (all when no paths: and the counts;
                                with paths: and `missing`, those not in the vault)
     POST /v1/reindex           full rebuild → sync stats and the counts (`notes`, `chunks` = `leaves`)
+    POST /v1/compact           the index file copied into a new one (index/compact.py) → its size
+                               before and after, the rows copied by table
 
 Also /v1/entities, /v1/tree, /v1/flush, /v1/explain, /v1/queue and /v1/queue/retry (their
 modules' routes; docs/architecture.md lists them all). A route is a function of the `Memory`
@@ -58,6 +60,7 @@ KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
     ),
     ("POST", "/v1/sync"): (frozenset({"paths", "gone"}), None),
     ("POST", "/v1/reindex"): (frozenset(), None),
+    ("POST", "/v1/compact"): (frozenset(), None),
     ("POST", "/v1/tree"): (frozenset({"tree"}), None),
     ("POST", "/v1/flush"): (frozenset({"all", "at", "max_stale"}), None),
     ("POST", "/v1/entities"): (frozenset({"action", "id", "kind", "limit"}), None),
@@ -157,6 +160,7 @@ ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/query"): _query,
     ("POST", "/v1/sync"): _sync,
     ("POST", "/v1/reindex"): _reindex,
+    ("POST", "/v1/compact"): lambda m, b: m.compact(),
 }
 
 
@@ -202,6 +206,7 @@ def daemon_routes(
 
     routes[("POST", "/v1/sync")] = sync
     routes[("POST", "/v1/reindex")] = lambda m, b: once.run("reindex", lambda: _reindex(m, b, on_batch))
+    routes[("POST", "/v1/compact")] = lambda m, b: once.run("compact", m.compact)
     # (a flush as of another time is other work: its `at` is part of what it is; the command
     # line sends one only when `--at` gives it, so that its retries are the same flush)
     routes[("POST", "/v1/flush")] = lambda m, b: once.run(

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
 from vaultmind.config import MAX_LIMIT, Config
 from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
@@ -48,6 +50,8 @@ YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
+# the daemon measures the index file's waste at most this often (`compact_if_wasteful`; ~0.1–0.4 s)
+WASTE_CHECK_S = 600.0
 
 
 class Memory:
@@ -84,6 +88,7 @@ class Memory:
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
+        self._waste_checked = float("-inf")  # when `compact_if_wasteful` last measured (monotonic)
         self.stopping = threading.Event()  # set when the daemon stops: background work ends
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
@@ -146,6 +151,36 @@ class Memory:
             self.index.checkpoint()
             self._synced = self.index.generation
             return stats
+
+    def compact(self, progress: Progress | None = None) -> dict[str, Any]:
+        """The index file copied into a new one put in its place (`index.compact`), with syncs
+        and background upkeep held off; its size before and after and the rows copied."""
+        with self.foreground(), self.sync_lock:
+            return self.index.compact(progress or self.syncer.progress).to_dict()
+
+    def compact_if_wasteful(self) -> dict[str, Any] | None:
+        """Background upkeep, once a pass is done: compact the index (`compact`) when its file
+        is more than twice what it holds live (`Waste.worth_compacting`), measured at most every
+        `WASTE_CHECK_S`, after a pause in saves and requests, holding syncs off while it runs.
+        What was done, or None."""
+        from vaultmind.index.compact import waste
+
+        if self.index.path is None or time.monotonic() < self._waste_checked + WASTE_CHECK_S:
+            return None
+        self._waste_checked = time.monotonic()
+        self.yield_to_foreground()
+        if self.stopping.is_set():
+            return None
+        with self.sync_lock, self.index.lock:
+            found = waste(self.index.con, self.index.path)
+            if not found.worth_compacting():
+                return None
+            log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
+            try:
+                return self.index.compact(self.syncer.progress).to_dict()
+            except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
+                log.warning("the index could not be compacted: %s", exc)
+                return None
 
     def reload_ignores(self) -> bool:
         """Take up `[vault] ignore` and `include_templates` from the config file, and the

@@ -1,5 +1,6 @@
 """The daemon's background upkeep (`TreeKeeper`): after every change, NER past the inline
-budget and entity notes, then the source trees' seals — on a thread of its own, at a lower
+budget and entity notes, then the source trees' seals, then a compaction of the index file
+when churn has left it more than twice what it holds — on a thread of its own, at a lower
 priority than the watcher and the API, stopped before the daemon closes the index.
 """
 
@@ -91,6 +92,7 @@ class TreeKeeper:
                 self._next_s = self.next_pass_s(report.waiting, datetime.now(UTC))
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.serving_pool.trim(idle=True)
+                self.memory.compact_if_wasteful()  # the space churn left unused given back
             except Exception as exc:  # keep the daemon alive; the next change retries
                 errors.append(f"trees: {type(exc).__name__}: {exc}")
                 log.exception("tree maintenance failed")

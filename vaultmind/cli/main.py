@@ -49,6 +49,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "vaultmind.cli.tree",
     "vaultmind.cli.eval",
     "vaultmind.cli.doctor",
+    "vaultmind.cli.compact",
 )
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 

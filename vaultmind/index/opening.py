@@ -16,6 +16,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import IndexBusy, index_access_error
+from vaultmind.index.compact import remove_stale_copy
 from vaultmind.index.connection import connect, is_lock_error, session
 from vaultmind.index.damage import TruncatedIndex, check_length
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
@@ -53,6 +54,7 @@ def open_file(path: Path, progress: Progress | None = None) -> tuple[duckdb.Duck
             return fresh.con, fresh.notice
         migrate(con, progress)
         create_suspended_indexes(con)
+        remove_stale_copy(path)  # a compaction's, ended by a crash (the file is ours now)
         return con, None
     except IndexBusy:
         raise

@@ -27,6 +27,7 @@ import duckdb
 
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
+from vaultmind.index.compact import Compacted, compact
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, suspend_indexes
@@ -115,6 +116,18 @@ class Index:
                     self.con.execute("CHECKPOINT")
             finally:
                 self.con.close()
+
+    def compact(self, progress: Progress | None = None) -> Compacted:
+        """The file copied into a new one put in its place (`compact`): the space churn left
+        unused given back, every row kept. Views stay: their rows are the same."""
+        if self.path is None:
+            return Compacted(0, 0, {})
+        with self.lock:
+            self._sizes = None  # counted again from the compacted file
+            return compact(self.con, self.path, self._reconnected, progress)
+
+    def _reconnected(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
 
     def __enter__(self) -> Index:
         return self
