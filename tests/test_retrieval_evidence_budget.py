@@ -93,3 +93,18 @@ def test_a_long_item_past_the_budget_left_is_given_as_its_passage_that_answers()
     assert "↳ [[sources/email/committee#^m-1]]" in block and "Point 1:" not in block
     assert block.endswith("\nLeft out for the budget: [3].") and count_tokens(block) <= 200
     assert "Left out for the budget: [2]" in format_evidence({"hits": [first, mail], "query": {}}, budget_tokens=200)
+
+
+def test_a_code_blocks_lines_stay_lines_in_the_evidence(vault: Path, memory: Memory) -> None:
+    """A fenced block's lines are kept apart in an item (they were joined into one line: read as
+    shell, every command fell inside the `# comment` above it); the prose around stays one line."""
+    write(
+        vault,
+        "Runbooks/Kangaroo.md",
+        "# Kangaroo\n\nTo roll back the kangaroo service,\nrun:\n\n```sh\n# stop traffic first\n./kangaroo drain --all\n"
+        "./kangaroo rollback --to previous\n```\n\nThen check the dashboards.\n",
+    )
+    memory.sync()
+    evidence = memory.query("walk", {"query": "how do I roll back the kangaroo service?", "evidence": True})["evidence"]
+    assert "# stop traffic first\n./kangaroo drain --all\n./kangaroo rollback --to previous\n```" in evidence
+    assert "To roll back the kangaroo service, run:" in evidence

@@ -26,7 +26,7 @@ from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.spans import hard_split
-from vaultmind.markdown.standalone import one_line, readable_headings, standalone
+from vaultmind.markdown.standalone import one_line, one_line_but_code, readable_headings, standalone
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
@@ -361,7 +361,7 @@ def _item(
     tasks), a text that holds one starts at its first (`from_tasks`)."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None, vault=vault)
     content = standalone(str(hit.get("content", "")))
-    text = from_tasks(content) if tasks else one_line(content)
+    text = from_tasks(content) if tasks else one_line_but_code(content)
     if room is None:
         return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
     left = room - count_tokens(f"[{rank}] {head}\n\n   ↳ {cite}")  # tokens for the text
