@@ -9,7 +9,6 @@ its ingest report says (a chat read in one zone refuses an export read in anothe
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import UTC, datetime, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -43,8 +42,9 @@ def local_to_utc(value: datetime, tz: tzinfo | None) -> datetime:
 
 def zone_key(name: str) -> str:
     """What names the zone `note_zone(name)` reads in, for an index to tell when it changed
-    (its notes' dates are then read again): the name, or this machine's zone as its `TZ` and
-    its offsets say."""
+    (its dated notes are then read again: at 10k notes, 7k of them dated, two minutes): the
+    name, or this machine's zone by its names and offsets, not by how it was named (`TZ=
+    Europe/London` and a London machine's own setting read alike, and re-read nothing)."""
     if name:
         return name
-    return f"machine:{os.environ.get('TZ', '')}:{'/'.join(time.tzname)}:{time.timezone}:{time.altzone}"
+    return f"machine:{'/'.join(time.tzname)}:{time.timezone}:{time.altzone}"
