@@ -198,7 +198,7 @@ class Loader:
         In the pool, the rows of the parsed notes are built by the workers (`Batch.rows`)."""
         if self.pool is None:
             for batch in batches:
-                preparers = self.preparers()
+                preparers = self.preparers() if batch else ()  # (nothing to parse: a sync of an unchanged vault)
                 yield Batch([self._load(p, indexed, preparers) for p in batch])
             return
         ahead: list[list[_Task]] = []
