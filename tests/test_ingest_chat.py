@@ -15,7 +15,7 @@ from tests.conftest import EVALDATA, snapshot_files, write
 from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.chat_generic import parse_generic
 from vaultmind.ingest.chatgpt import parse_chatgpt
-from vaultmind.ingest.common import MessageIds, epoch_to_utc, zone
+from vaultmind.ingest.common import MessageIds, epoch_to_utc
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.held import message_ids
@@ -28,6 +28,7 @@ from vaultmind.ingest.writer import write_batches
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import parse_note
 from vaultmind.markdown.render import Message
+from vaultmind.zones import zone
 
 CHAT_EXPORTS = EVALDATA / "chat-exports"
 

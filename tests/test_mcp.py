@@ -298,6 +298,29 @@ def test_the_text_an_agent_reads_for_a_cited_walk_stays_within_the_budget_it_ask
     assert [h["node_id"] for h in json.loads(ids)["hits"]] == [h["node_id"] for h in full["hits"]]
 
 
+def test_an_agent_sees_that_a_name_fits_two_entities(tmp_path: Path) -> None:
+    """Two entity notes share the alias "Chema": the agent's hits keep each entity's kind,
+    aliases, mentions and `ambiguous`, so it can ask which one is meant (they had only the
+    leaf fields: both hits alike, scored 1.0, nothing saying the name fits two people)."""
+    vault = boat_vault(tmp_path / "vault")
+    for name in ("Jose Maria Ruiz", "Chema Lopez"):
+        slug = name.lower().replace(" ", "-")
+        write(
+            vault,
+            f"entities/person/{slug}.md",
+            f'---\nvaultmind: entity\nid: "person:{slug}"\nkind: person\ndisplay_name: {name}\naliases:\n  - Chema\n---\n# {name}\n',
+        )
+    answers = _serve_lines(vault, [_call(1, mode="search_entities", query="Chema")])
+    hits = answers[1]["result"]["structuredContent"]["hits"]
+    assert sorted(h["node_id"] for h in hits) == ["person:chema-lopez", "person:jose-maria-ruiz"]
+    for hit in hits:
+        assert hit["kind"] == "person" and hit["aliases"] == ["Chema"] and hit["ambiguous"] is True
+        assert isinstance(hit["mentions"], int)
+    lone = _serve_lines(vault, [_call(1, mode="search_entities", query="Jose Maria Ruiz", limit=1)])
+    [hit] = lone[1]["result"]["structuredContent"]["hits"]
+    assert hit["node_id"] == "person:jose-maria-ruiz" and "ambiguous" not in hit  # only when true
+
+
 def test_the_text_an_agent_reads_for_an_ingested_document_says_what_was_written_not_the_document(tmp_path: Path) -> None:
     """An `ingest_document`'s text was every leaf as JSON, with scores and links: the document
     said back, larger than it was given, and `structuredContent` still is (1.4 MB for a 3.4 MB

@@ -159,3 +159,18 @@ def test_calls_without_a_daemon_open_the_index_one_at_a_time_and_are_all_answere
         got = {a["id"]: a for a in (answers.get(timeout=2 * WAIT_S) for _ in range(4))}
     assert sorted(got) == [1, 2, 3, 4]
     assert all(_hits(a) == ["Notes/boat.md"] for a in got.values()), got
+
+
+def test_a_server_without_a_daemon_answers_from_the_vault_as_it_is_now(tmp_path: Path) -> None:
+    """A long-lived server with no daemon brings the index up to date before each call: a note
+    deleted since the last call is not answered, and one saved since is found."""
+    vault = tmp_path / "vault"
+    write(vault, "Notes/boat.md", _NOTE)
+    (vault / ".vaultmind").mkdir()
+    with _mcp(vault, tmp_path / "mcp.log") as (send, answers):
+        send(_call(1, mode="search", query="kayak", limit=3))
+        assert _hits(answers.get(timeout=2 * WAIT_S)) == ["Notes/boat.md"]
+        (vault / "Notes/boat.md").unlink()
+        write(vault, "Notes/canoe.md", "# Canoe\n\nThe green kayak went to Lena.\n")
+        send(_call(2, mode="search", query="kayak", limit=3))
+        assert _hits(answers.get(timeout=2 * WAIT_S)) == ["Notes/canoe.md"]

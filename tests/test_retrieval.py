@@ -1021,6 +1021,20 @@ def test_a_heading_inside_a_section_that_holds_the_question_is_cited(vault: Path
         assert memory.search("venue contact Dana Whitfield")["hits"][0]["anchor"] == "#Runbook#Contacts"
 
 
+def test_a_heading_whose_name_repeats_in_the_section_is_cited_by_its_chain(vault: Path) -> None:
+    """A part under the section's second "Notes" (under "Day 2") is cited by the chain that
+    reaches it, "#Sync – März#Day 2#Notes" (it was cited at the section's top: a lone "#Notes"
+    after it would open the first); the first "Notes" is cited by its name."""
+    write(vault, "Work Notes/Sync – März.md", "# Sync – März\n\n## Notes\n\nAgenda and coffee order for the team.\n\n"
+          "## Day 2\n\nWorkshop in the big room.\n\n### Notes\n\nThe hydrophone arrived on Tuesday.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hit = memory.search("when did the hydrophone arrive?")["hits"][0]
+        assert hit["anchor"] == "#Sync – März#Day 2#Notes", hit["anchor"]
+        assert hit["wikilink"] == "[[Work Notes/Sync – März#Sync – März#Day 2#Notes]]"
+        assert memory.search("agenda coffee order")["hits"][0]["anchor"] == "#Sync – März#Notes"
+
+
 def test_a_term_in_a_few_leaves_is_specific_however_small_the_memory(vault: Path) -> None:
     """In a memory of one note whose leaves all repeat its title, "tidepool" is in every leaf:
     near-ubiquitous by share, yet the most specific word the memory has, so it grounds a

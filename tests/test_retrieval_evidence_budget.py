@@ -4,6 +4,7 @@ answered in its own words, and the command naming a summary's other refs runs on
 from __future__ import annotations
 
 import hashlib
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -93,3 +94,39 @@ def test_a_long_item_past_the_budget_left_is_given_as_its_passage_that_answers()
     assert "↳ [[sources/email/committee#^m-1]]" in block and "Point 1:" not in block
     assert block.endswith("\nLeft out for the budget: [3].") and count_tokens(block) <= 200
     assert "Left out for the budget: [2]" in format_evidence({"hits": [first, mail], "query": {}}, budget_tokens=200)
+
+
+def test_a_code_blocks_lines_stay_lines_in_the_evidence(vault: Path, memory: Memory) -> None:
+    """A fenced block's lines are kept apart in an item (they were joined into one line: read as
+    shell, every command fell inside the `# comment` above it); the prose around stays one line."""
+    write(
+        vault,
+        "Runbooks/Kangaroo.md",
+        "# Kangaroo\n\nTo roll back the kangaroo service,\nrun:\n\n```sh\n# stop traffic first\n./kangaroo drain --all\n"
+        "./kangaroo rollback --to previous\n```\n\nThen check the dashboards.\n",
+    )
+    memory.sync()
+    evidence = memory.query("walk", {"query": "how do I roll back the kangaroo service?", "evidence": True})["evidence"]
+    assert "# stop traffic first\n./kangaroo drain --all\n./kangaroo rollback --to previous\n```" in evidence
+    assert "To roll back the kangaroo service, run:" in evidence
+
+
+def test_the_least_budget_a_too_small_answer_names_is_accepted() -> None:
+    """The size "budget too small" asks for was worked out apart from the cut (its "…" marks,
+    its passage): asked with it, the answer was the same refusal. Asked with it now, the block
+    holds the first item."""
+    hit = {
+        "content": "The Tidepool launch is on 23 April; the launch evening is at Harbor Hall, the upstairs room, from 7 pm.",
+        "wikilink": "[[Projects/Tidepool launch#Dates]]",
+        "author": "Marco Ruiz",
+    }
+    result = {"hits": [hit, hit], "query": {"content_terms": ["tidepool", "launch", "evening"]}}
+    asked = []
+    for budget in range(20, 90):
+        said = format_evidence(result, budget_tokens=budget)
+        found = re.search(r"at least (\d+)", said)
+        if said.startswith("The token budget") and found is not None:
+            asked.append(int(found.group(1)))
+    assert asked, "some budgets are too small"
+    for least in set(asked):
+        assert format_evidence(result, budget_tokens=least).startswith("[1] "), least

@@ -57,7 +57,7 @@ class Config:
     # [search]
     search_limit: int = 10
     # [ingest]
-    ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC
+    ingest_timezone: str = ""  # exports' local times (WhatsApp, Signal…); empty: UTC (notes' dates: this machine's)
     date_order: str = "dmy"  # "03/04/2024" in a note: 3 April ("dmy") or 4 March ("mdy")
     # [privacy]
     privacy_mode: str = "standard"  # standard | local_only (privacy.py)

@@ -20,6 +20,9 @@ AGENT_FIELDS = (
     "node_id", "node_kind", "title", "note_path", "anchor", "link", "tree", "author", "to", "cc", "time_range",
     "level", "entities", "source_refs", "content", "score",
 )  # fmt: skip
+# An entity hit's fields beside them (docs/vault-format.md): its kind, its other names, how often
+# it is mentioned, and `ambiguous` (kept only when true), which tells the agent to ask which one is meant
+ENTITY_FIELDS = ("kind", "aliases", "mentions", "ambiguous")
 # A summary folds dozens of messages: their first sources cite it, the count says how many more
 SOURCE_REFS_SHOWN = 3
 # Of a document written: the ids of its first leaves, to fetch or drill from
@@ -35,13 +38,15 @@ def agent_answer(answer: dict[str, Any], *, scores: bool = False) -> dict[str, A
 
 
 def agent_hit(hit: dict[str, Any], *, scores: bool = False) -> dict[str, Any]:
-    """A hit's `AGENT_FIELDS` that say something (no empty lists, no null author, no time range
-    of two nulls), its children counted rather than listed, its sources cut to the first few;
-    with `scores`, its score's breakdown too."""
+    """A hit's `AGENT_FIELDS` (an entity's `ENTITY_FIELDS` too) that say something (no empty
+    lists, no null author, no time range of two nulls, no `ambiguous: false`), its children
+    counted rather than listed, its sources cut to the first few; with `scores`, its score's
+    breakdown too."""
     kept: dict[str, Any] = {}
-    for key in AGENT_FIELDS:
+    fields = (*AGENT_FIELDS, *ENTITY_FIELDS) if hit.get("node_kind") == "entity" else AGENT_FIELDS
+    for key in fields:
         value = hit.get(key)
-        if value is None or value == [] or value == "" or (key == "time_range" and not any(value.values())):
+        if value is None or value == [] or value == "" or value is False or (key == "time_range" and not any(value.values())):
             continue
         if key == "level" and hit.get("node_kind") == "leaf":
             continue

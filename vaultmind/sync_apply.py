@@ -237,6 +237,7 @@ class Applier:
             min_files=self.pool_min_files,
             preparers=self._preparers,
             spill_in=None if self.index.path is None else self.index.path.parent,
+            zone=config.ingest_timezone,
         ) as loader:
             self._out_of_memory = 0
             if loader.pool is not None and self.sync_memory_limit is not None:

@@ -39,7 +39,7 @@ SPILL_PREFIX = "parsed-"  # folder (in the index's folder) of the worker results
 @dataclass(frozen=True, slots=True)
 class _Task:
     number: int  # its flag in the claims array
-    args: tuple[Path, list[str], int, int, list[str | None], tuple[Preparer, ...], bool]  # of `load_many`
+    args: tuple[Path, list[str], int, int, list[str | None], tuple[Preparer, ...], bool, str]  # of `load_many`
     future: Future[Batch | str | None]
 
 
@@ -152,6 +152,7 @@ class Loader:
         min_files: int = POOL_MIN_FILES,
         preparers: Callable[[], tuple[Preparer, ...]] = tuple,
         spill_in: Path | None = None,
+        zone: str = "",
     ):
         """`preparers()` is called for each batch, when its work is handed out (before the
         batch ahead of it is applied, when it is loaded in a worker). `spill_in` (a folder:
@@ -161,6 +162,7 @@ class Loader:
         self.preparers = preparers
         self.max_bytes = max_bytes
         self.chunk_tokens = chunk_tokens
+        self.zone = zone  # the vault's `[ingest] timezone`, which notes' local dates are read in
         self.pool: ProcessPoolExecutor | None = None
         self.claims: Any = None
         self.tasks = 0  # tasks handed out so far
@@ -196,7 +198,7 @@ class Loader:
         In the pool, the rows of the parsed notes are built by the workers (`Batch.rows`)."""
         if self.pool is None:
             for batch in batches:
-                preparers = self.preparers()
+                preparers = self.preparers() if batch else ()  # (nothing to parse: a sync of an unchanged vault)
                 yield Batch([self._load(p, indexed, preparers) for p in batch])
             return
         ahead: list[list[_Task]] = []
@@ -232,7 +234,7 @@ class Loader:
         for start in range(0, len(batch), TASK_FILES):
             paths = list(batch[start : start + TASK_FILES])
             shas = [indexed.get(p) for p in paths]
-            args = (self.vault, paths, self.max_bytes, self.chunk_tokens, shas, preparers, True)
+            args = (self.vault, paths, self.max_bytes, self.chunk_tokens, shas, preparers, True, self.zone)
             spill = None if self.spill is None else str(self.spill)
             out.append(_Task(self.tasks, args, self.pool.submit(_load_task, self.tasks, spill, *args)))
             self.tasks += 1
@@ -260,4 +262,4 @@ class Loader:
         return out
 
     def _load(self, path: str, indexed: dict[str, str], preparers: Sequence[Preparer]) -> Loaded:
-        return load_note(self.vault, path, self.max_bytes, self.chunk_tokens, indexed.get(path), preparers)
+        return load_note(self.vault, path, self.max_bytes, self.chunk_tokens, indexed.get(path), preparers, self.zone)

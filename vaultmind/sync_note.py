@@ -72,7 +72,10 @@ def load_note(
     chunk_tokens: int,
     indexed_sha: str | None,
     preparers: Sequence[Preparer] = (),
+    zone: str = "",
 ) -> Loaded:
+    """Read, hash and (when its hash is not `indexed_sha`) parse one note; `zone`: the vault's
+    `[ingest] timezone`, which its local `date:` is read in ("": this machine's)."""
     result = read_note(vault, path, max_bytes)
     loaded = Loaded(path, result.stat, result.problem, result.keep_rows)
     if result.data is None or result.stat is None or (result.problem is not None and result.keep_rows):
@@ -86,7 +89,7 @@ def load_note(
         return loaded
     loaded.conflict = merge_conflict(path, text)
     try:
-        note = parse_note(path, text, chunk_tokens=chunk_tokens)
+        note = parse_note(path, text, chunk_tokens=chunk_tokens, zone=zone)
         loaded.counts = note_term_counts(note)
         loaded.frontmatter_json = frontmatter_json(note)
         loaded.prepared = tuple(prepare(note, loaded.frontmatter_json) for prepare in preparers)
@@ -168,10 +171,11 @@ def load_many(
     shas: Sequence[str | None],
     preparers: Sequence[Preparer],
     rows: bool = False,
+    zone: str = "",
 ) -> Batch:
     """`load_note` of each path; with `rows`, the rows of the parsed notes are built here too
     (`Batch.rows`), and their parsed notes and term counts dropped (`Loaded.written` stays)."""
-    out = Batch([load_note(vault, p, max_bytes, chunk_tokens, s, preparers) for p, s in zip(paths, shas, strict=True)])
+    out = Batch([load_note(vault, p, max_bytes, chunk_tokens, s, preparers, zone) for p, s in zip(paths, shas, strict=True)])
     if rows:
         buffers = RowBuffers()
         for item in out.loaded:

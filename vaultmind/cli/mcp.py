@@ -41,7 +41,7 @@ def add_parser(sub: Any) -> None:
             "Run an MCP (Model Context Protocol) server on stdin/stdout with one tool, memory_tree: every "
             "`vaultmind query` mode with its arguments, answered as the API's /v1/query answers. An agent "
             "client starts it as a command: `vaultmind mcp --vault PATH`. Calls go through the vault's "
-            "daemon when one runs, else open the index for the call."
+            "daemon when one runs, else open the index for the call, synced with the vault first."
         ),
     )
     vault_args(p, json_flag=False)

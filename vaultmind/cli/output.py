@@ -241,6 +241,8 @@ def print_hits(result: dict[str, Any], vault: Path | None = None, mode: str | No
         print("read as: " + ", ".join(f"“{old}” → “{new}”" for old, new in query["corrected"].items()))
     if query.get("unknown"):  # the hits below cannot be about these words
         print(safe("not in the memory: " + ", ".join(query["unknown"])))
+    if query.get("grounded") is False:  # as the evidence block says it: the hits below answer nothing named
+        print("no grounding: the question names no known entity and no word that is specific in this memory")
     if not hits:
         print("no hits")
     focus = query.get("content_terms") or query.get("terms") or ()  # each hit's text shown around them

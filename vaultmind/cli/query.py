@@ -167,31 +167,11 @@ def in_asker_zone(value: str) -> str:
 
 def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool = False) -> dict[str, Any]:
     """A mode's answer, as the command line and the MCP server get it: from the vault's daemon
-    when one runs, else from the index opened here (indexed first when it is empty; said on
-    stderr when an older vaultmind built it, or loading it took long)."""
-    def local(memory: Any) -> dict[str, Any]:
-        from vaultmind.index.store import REBUILD_UNDER_WAY
+    when one runs, else from the index opened here, brought up to date with the vault first
+    (`answer_here`)."""
 
-        if memory.index.scalar("SELECT count(*) FROM notes") == 0:
-            if memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY:  # the wait is said, and why
-                print("vaultmind: a rebuild of the index was interrupted; finishing it first", file=sys.stderr)
-            memory.sync()
-        elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
-            print(
-                "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
-                "answers lack what this version derives from the notes; "
-                f"run `{command_line('sync', '--vault', config.vault)}` once (or start `{command_line('serve', '--vault', config.vault)}`) to rebuild it",
-                file=sys.stderr,
-            )
-        result: dict[str, Any] = memory.query(mode, mode_args)
-        if memory.load_seconds > PROGRESS_AFTER_S:
-            print(
-                f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
-                f"while `{command_line('serve', '--vault', config.vault)}` runs, it stays loaded and questions "
-                "take milliseconds",
-                file=sys.stderr,
-            )
-        return result
+    def local(memory: Any) -> dict[str, Any]:
+        return answer_here(config, memory, mode, mode_args)
 
     from vaultmind.client import WORK_TIMEOUT_S
 
@@ -204,6 +184,67 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
         progress=progress,
     )
     return answer
+
+
+def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
+    """A mode's answer from the index opened in this process (no daemon runs), after the one
+    sync every other path runs (`Memory.sync`: incremental, a stat of each note when nothing
+    changed), so a note deleted since is never answered and one just saved is found. An index
+    an older vaultmind built is not rebuilt for a question (said on stderr, with how to);
+    one that cannot be written answers as it is, its `notice` saying so."""
+    from vaultmind.index.store import REBUILD_UNDER_WAY
+
+    notice = None
+    if memory.index.scalar("SELECT count(*) FROM notes") == 0:
+        if memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY:  # the wait is said, and why
+            print("vaultmind: a rebuild of the index was interrupted; finishing it first", file=sys.stderr)
+        memory.sync()
+    elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
+        print(
+            "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
+            "answers lack what this version derives from the notes; "
+            f"run `{command_line('sync', '--vault', config.vault)}` once (or start `{command_line('serve', '--vault', config.vault)}`) to rebuild it",
+            file=sys.stderr,
+        )
+    else:
+        notice = _brought_up_to_date(config, memory)
+    result: dict[str, Any] = memory.query(mode, mode_args)
+    if memory.load_seconds > PROGRESS_AFTER_S:
+        print(
+            f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
+            f"while `{command_line('serve', '--vault', config.vault)}` runs, it stays loaded and questions "
+            "take milliseconds",
+            file=sys.stderr,
+        )
+    if notice is not None:
+        result["notice"] = "; ".join(filter(None, (result.get("notice"), notice)))
+    return result
+
+
+def _brought_up_to_date(config: Config, memory: Any) -> str | None:
+    """Sync the index with the vault before a question is answered here; a sync that took long
+    is said on stderr (its progress shows meanwhile on a terminal). None, or the answer's
+    notice when the index could not be written (a read-only folder, a full disk): the
+    question is answered from the index as it was, which may miss the latest changes."""
+    import duckdb
+
+    from vaultmind.errors import VaultmindError
+
+    try:
+        stats = memory.sync()
+    except (OSError, duckdb.Error, VaultmindError) as exc:
+        return (
+            f"the index could not be brought up to date with the vault ({exc}), so these answers may miss "
+            "notes changed since it was last synced"
+        )
+    if stats.seconds > PROGRESS_AFTER_S:
+        changed = stats.added + stats.modified + stats.renamed + stats.deleted
+        print(
+            f"vaultmind: {stats.seconds:.1f} s of this went to bringing the index up to date ({counted(changed, 'note')} "
+            f"changed); while `{command_line('serve', '--vault', config.vault)}` runs, it keeps the index current",
+            file=sys.stderr,
+        )
+    return None
 
 
 def _ingest(args: argparse.Namespace) -> int:

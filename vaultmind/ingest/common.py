@@ -13,13 +13,12 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from vaultmind.errors import UsageError
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.mailheaders import FORWARDED
 from vaultmind.markdown.render import iso_utc
 from vaultmind.vault.encoding import DecodedText, decode_text
+from vaultmind.zones import local_to_utc
 
 _DATA_URI_RE = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
 _BASE64_RUN_RE = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{200,}={0,2}(?![A-Za-z0-9+/=])")
@@ -219,25 +218,6 @@ def _expect_end(path: Path, text: str, i: int) -> None:
 
 
 # --- time -----------------------------------------------------------------------------------
-
-
-def zone(name: str | None) -> tzinfo:
-    """The zone local export times are in: an IANA name (`Europe/Berlin`), or UTC when None."""
-    if not name:
-        return UTC
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise UsageError(
-            f"unknown time zone {name!r}", hint="use an IANA name such as Europe/Berlin"
-        ) from exc
-
-
-def local_to_utc(value: datetime, tz: tzinfo) -> datetime:
-    """A naive local time (as exports write them) in `tz` → aware UTC; aware values are converted."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=tz)
-    return value.astimezone(UTC)
 
 
 # what may follow where a JSON text cut short stops reading: a number, literal or \u escape begun

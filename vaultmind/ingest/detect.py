@@ -27,7 +27,6 @@ from typing import Literal
 from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
 from vaultmind.ingest.chat_formats import HEAD_BYTES, detect_chat_format
-from vaultmind.ingest.common import zone
 from vaultmind.ingest.document import DOCUMENT_KINDS, parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
@@ -41,6 +40,7 @@ from vaultmind.ingest.parts import megabytes
 from vaultmind.ingest.walk import walk_files
 from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.model import Progress
+from vaultmind.zones import zone
 
 Kind = Literal["chat", "agent", "email", "document"]
 

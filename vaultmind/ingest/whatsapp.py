@@ -36,13 +36,14 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from functools import partial
 from pathlib import Path
 
-from vaultmind.ingest.common import LocalClock, MessageIds, local_to_utc, read_text, strip_invisible
+from vaultmind.ingest.common import LocalClock, MessageIds, read_text, strip_invisible
 from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, guessed, read_date
 from vaultmind.ingest.model import OtherOrder, SourceBatch
 from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
 from vaultmind.markdown.render import Message, SourceMeta
 from vaultmind.vault.encoding import decode_text
+from vaultmind.zones import local_to_utc
 
 HEADER_RE = re.compile(
     r"\[?(?P<date>\d{1,4}[./-]\d{1,2}[./-]\d{1,4}),?\s+"

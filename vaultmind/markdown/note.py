@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping
-from datetime import UTC, date, datetime, time
+from datetime import date, datetime, time, tzinfo
 from functools import partial
 from typing import Any
 
@@ -15,10 +15,12 @@ from vaultmind.markdown.obsidian import parse_obsidian
 from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, unescape_shown
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
+from vaultmind.zones import local_to_utc, note_zone
 
 
-def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS) -> ParsedNote:
-    """Parse a note at vault-relative POSIX `path` (see docs/vault-format.md).
+def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS, zone: str = "") -> ParsedNote:
+    """Parse a note at vault-relative POSIX `path` (see docs/vault-format.md). `zone`: the
+    vault's `[ingest] timezone`, which a note's local `date:` is read in ("": this machine's).
 
     - kind: by top folder (`vault.layout.note_kind`);
     - title: front matter `title`, else the first H1, else the file name without `.md`;
@@ -57,7 +59,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         source_ref = _str(data.get("source_ref")) if kind == "source" else ""
         when = (_str(data.get("time_end")) or _str(data.get("time_start"))) if kind == "source" else ""
         if kind == "user":
-            when = user_note_time(path, data) or ""
+            when = user_note_time(path, data, note_zone(zone)) or ""
         leaves = section_leaves(
             body,
             note_key=key,
@@ -79,7 +81,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
         # a note that is all properties (a book, a person, a row of a base): findable by them
         properties = properties_text(title, data)
         if "\n" in properties:  # (an empty note without properties stays without a leaf)
-            leaves = section_leaves(properties, note_key=path, budget=chunk_tokens, timestamp=user_note_time(path, data))
+            leaves = section_leaves(properties, note_key=path, budget=chunk_tokens, timestamp=user_note_time(path, data, note_zone(zone)))
 
     return ParsedNote(
         path=path,
@@ -116,16 +118,17 @@ _NAME_DATE = re.compile(r"(?<!\d)(\d{4})(-?)(\d{2})\2(\d{2})(?!\d)")
 DATE_PROPERTIES = ("date", "created")  # as Obsidian's Properties and daily-note templates write them
 
 
-def user_note_time(path: str, data: Mapping[str, Any]) -> str | None:
+def user_note_time(path: str, data: Mapping[str, Any], zone: tzinfo | None = None) -> str | None:
     """The time of a note of yours (ISO 8601 UTC), so a time window finds a daily note: its
     front matter `date`, else `created` (a date or a datetime; an offset is honoured, a
-    datetime without one is UTC as everywhere in the vault), else the one date its file name
-    holds (`2024-03-07.md`, `2024-03-07 Thursday.md`, `20240307.md`; a name with two different
-    dates has none). A value that is no date is passed over. A date alone is noon UTC of that
-    day: inside that calendar day wherever a question's window is read (UTC−11 to UTC+11).
-    None for a note without a date."""
+    datetime without one is a clock time in `zone`, the vault's: `zones.note_zone`), else the
+    one date its file name holds (`2024-03-07.md`, `2024-03-07 Thursday.md`, `20240307.md`; a
+    name with two different dates has none). A value that is no date is passed over. A date
+    alone is noon of that day in `zone`: inside that calendar day wherever a question's window
+    is read in that zone, whatever its offset (Auckland's +13 too). None for a note without a
+    date."""
     for key in DATE_PROPERTIES:
-        when = _as_time(_str(data.get(key)))
+        when = _as_time(_str(data.get(key)), zone)
         if when is not None:
             return when
     stem = _stem(path)
@@ -133,11 +136,12 @@ def user_note_time(path: str, data: Mapping[str, Any]) -> str | None:
     if len(found) != 1:
         return None
     year, month, day = found.pop()
-    return _as_time(f"{year}-{month}-{day}")
+    return _as_time(f"{year}-{month}-{day}", zone)
 
 
-def _as_time(value: str) -> str | None:
-    """An ISO date or datetime as `YYYY-MM-DDTHH:MM:SSZ` (a date alone at noon); None if it is neither."""
+def _as_time(value: str, zone: tzinfo | None) -> str | None:
+    """An ISO date or datetime as `YYYY-MM-DDTHH:MM:SSZ` (a date alone at noon; one without an
+    offset read in `zone`, None: this machine's); None if it is neither."""
     if not value:
         return None
     try:
@@ -145,9 +149,8 @@ def _as_time(value: str) -> str | None:
             when = datetime.combine(date.fromisoformat(value), time(12))
         else:
             when = datetime.fromisoformat(value)
-        if when.tzinfo is not None:
-            when = when.astimezone(UTC).replace(tzinfo=None)
-    except (ValueError, OverflowError):
+        when = local_to_utc(when, zone).replace(tzinfo=None)
+    except (ValueError, OverflowError, OSError):  # (OSError: a year this machine's clock cannot place)
         return None
     return when.isoformat(timespec="seconds") + "Z"
 

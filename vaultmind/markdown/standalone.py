@@ -61,6 +61,28 @@ def one_line(text: str) -> str:
     return " ".join(readable_headings(text).split())
 
 
+def one_line_but_code(text: str) -> str:
+    """`text` as `one_line` gives it, but for its fenced code blocks, whose lines stay lines:
+    joined, a command under a `# comment` line would read as part of the comment. The prose
+    before a block, the block line by line (its fences included), the prose after it."""
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        toggled = fence_after(line, fence)
+        if toggled is None and not fence:
+            prose.append(line)
+            continue
+        if prose and (joined := one_line("\n".join(prose))):
+            out.append(joined)
+        prose = []
+        fence = fence if toggled is None else toggled
+        out.append(line.rstrip())
+    if prose and (joined := one_line("\n".join(prose))):
+        out.append(joined)
+    return "\n".join(out)
+
+
 def readable_headings(text: str) -> str:
     """`text` with each heading outside code fences as the text it heads begins ("## Timeline"
     → "Timeline:"); its lines stay lines."""

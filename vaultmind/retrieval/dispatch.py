@@ -94,15 +94,18 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     if unknown:  # "who wrote in the slack channel?": the memory holds Slack's messages, which never say "slack"
         sources = source_words(memory.index)
         unknown = [word for word in unknown if not frozenset(terms(word)) <= sources]
+    read = dict(query.get("corrected") or {})  # "lauch" read as "launch"
+    asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
+    # "what was it?": nothing names what it asks about; said in every answer, as the evidence says it
+    grounded = is_grounded(query, salient_terms(memory.leaves, asked))
     if "query" in result:
         result["query"]["unknown"] = unknown
+        result["query"]["grounded"] = grounded
     if _bool(args, "evidence"):
-        read = dict(query.get("corrected") or {})  # "lauch" read as "launch"
-        asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
         result["evidence"] = format_evidence(
             result,
             budget_tokens=_int(args, "budget_tokens", EVIDENCE_BUDGET),
-            grounded=is_grounded(query, salient_terms(memory.leaves, asked)),
+            grounded=grounded,
             unknown=unknown,
             question=question,
             vault=memory.config.vault,

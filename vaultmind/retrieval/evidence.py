@@ -26,7 +26,7 @@ from vaultmind.entities.extract import display_of
 from vaultmind.index.lexical import terms
 from vaultmind.markdown.blocks import atx_heading
 from vaultmind.markdown.spans import hard_split
-from vaultmind.markdown.standalone import one_line, readable_headings, standalone
+from vaultmind.markdown.standalone import one_line, one_line_but_code, readable_headings, standalone
 from vaultmind.markdown.tokens import MAX_CHARS_PER_TOKEN, count_tokens
 from vaultmind.retrieval.answer_type import ASKING_WORDS, OPEN_TASK, open_task_of
 from vaultmind.retrieval.budget import EVIDENCE_BUDGET
@@ -182,7 +182,8 @@ def format_evidence(
         if used + cost > budget_tokens and rank == 1:
             block = _first_cut(hit, budget_tokens - used, len(hits), focus, tasks=tasks, vault=vault)
             if not block:  # it never gives way to a weaker, smaller item
-                return _too_small(budget_tokens, len(hits), used, hit, vault)
+                least = _least_room(hit, budget_tokens - used, len(hits), focus, tasks=tasks, vault=vault)
+                return _too_small(budget_tokens, len(hits), used, least)
             cost = count_tokens(block) + 1
         if used + cost > budget_tokens:  # left out; a smaller item after it may still fit
             left[rank] = cost
@@ -277,10 +278,27 @@ def _first_cut(
     return ""
 
 
-def _too_small(budget_tokens: int, count: int, used: int, hit: dict[str, Any], vault: Path | None) -> str:
-    head, cite = _head_and_cite(hit, compact=True, shortened=True, vault=vault)
-    shortest = one_line(standalone(str(hit.get("content", ""))))[:MIN_SHORTENED_CHARS]
-    least = count_tokens(f"[1] {head}\n{shortest}…\n   ↳ {cite}") + 1
+def _least_room(
+    hit: dict[str, Any], room: int, count: int, focus: Collection[str], *, tasks: bool, vault: Path | None
+) -> int:
+    """The fewest tokens in which `_first_cut` itself gives the first item (its `room` being too
+    few): found by bisection, so a budget of that many more than the lines above it is accepted
+    (a size worked out apart from the cut, its marks and its passage, was itself refused)."""
+
+    def fits(tokens: int) -> bool:
+        block = _first_cut(hit, tokens, count, focus, tasks=tasks, vault=vault)
+        return bool(block) and count_tokens(block) + 1 <= tokens
+
+    low, high = max(room, 0), max(room, 0) + 1
+    while not fits(high) and high < 1 << 24:  # (the whole item fits in its own cost: this ends)
+        low, high = high, 2 * high
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if fits(middle) else (middle, high)
+    return high
+
+
+def _too_small(budget_tokens: int, count: int, used: int, least: int) -> str:
     beside = f", beside {used} for the lines above it" if used else ""
     return within(
         budget_tokens,
@@ -361,7 +379,7 @@ def _item(
     tasks), a text that holds one starts at its first (`from_tasks`)."""
     head, cite = _head_and_cite(hit, compact=compact, shortened=room is not None, vault=vault)
     content = standalone(str(hit.get("content", "")))
-    text = from_tasks(content) if tasks else one_line(content)
+    text = from_tasks(content) if tasks else one_line_but_code(content)
     if room is None:
         return f"[{rank}] {head}\n{text}\n   ↳ {cite}"
     left = room - count_tokens(f"[{rank}] {head}\n\n   ↳ {cite}")  # tokens for the text

@@ -19,8 +19,8 @@ import numpy.typing as npt
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
-from vaultmind.markdown.anchors import heading_anchor
-from vaultmind.markdown.blocks import atx_heading, fence_after
+from vaultmind.markdown.anchors import heading_anchor, heading_anchors
+from vaultmind.markdown.blocks import Heading, atx_heading, fence_after
 from vaultmind.tree.note import tree_for_note
 from vaultmind.vault.layout import note_kind, obsidian_link, wikilink
 
@@ -166,14 +166,16 @@ def inner_heading(
     comment is no answer of the list it names) and more than the part before it; its name as an
     Obsidian link writes it after the section's own anchor ("#Launch day checklist#Contacts":
     Obsidian reads the chain in note order, so it opens this heading and not one of the same
-    name earlier in the note). None when no such heading, or when its name is not the only
-    one of its kind in the section (the chain would stop at the first). `section`: the
+    name earlier in the note); a name the section holds more than once, as the chain of its
+    headings that reaches it ("Day 2#Notes": `anchors.heading_anchors`). None when no such
+    heading. `section`: the
     section's anchor; a text that opens with a heading above it ("# Budget 2024" before its
     "## Q2 launch") holds that heading and the section's own in the part before, as no chain
     after the section's anchor reaches them ("#Q2 launch#Q2 launch" opens nothing); a heading of
     the section's name further down, below text, is one of its own sub-headings."""
     parts: list[tuple[str, list[str]]] = [("", [])]
     prose: list[list[str]] = [[]]  # each part's lines outside code blocks: a code comment's words are no answer
+    headings: list[Heading] = []  # each part's heading but the first's
     fence = ""
     for k, line in enumerate(content.split("\n")):
         toggled = fence_after(line, fence)
@@ -184,6 +186,7 @@ def inner_heading(
         if found is not None and found[1]:
             parts.append((heading_anchor(found[1]), [line]))
             prose.append([line])
+            headings.append(Heading(found[0], found[1], k, k))
         else:
             parts[-1][1].append(line)
             if not coded:
@@ -198,15 +201,15 @@ def inner_heading(
             break
     parts = [("", [line for _, lines in parts[: opening + 1] for line in lines]), *parts[opening + 1 :]]
     prose = [[line for lines in prose[: opening + 1] for line in lines], *prose[opening + 1 :]]
+    headings = headings[opening:]  # those after the section's own: the chain goes on from it
     if len(parts) < 2:
         return None
     held = [_weight("\n".join(lines), wanted, holds) for lines in prose]
     best = max(range(1, len(parts)), key=lambda k: held[k])
-    names = [name.casefold() for name, _ in parts[1:]]
     name = parts[best][0]
-    if held[best] <= held[0] or not name or names.count(name.casefold()) > 1:
+    if held[best] <= held[0] or not name:
         return None
-    return name
+    return heading_anchors(headings)[headings[best - 1].line].removeprefix("#")
 
 
 def leaf_hits(

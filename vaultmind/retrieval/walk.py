@@ -159,6 +159,7 @@ def walk(
     if (
         memory.vectors is not None
         and asked.content_text.strip()
+        and (asked.content_terms or asked.qents)  # "what was it?": only asking words, whose nearest vectors are noise
         and not asked.only_names
         and not asked.only_window
         and not asked.only_entity

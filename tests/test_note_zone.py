@@ -1,0 +1,103 @@
+"""A note's `date:` without an offset is read in the vault's zone (`[ingest] timezone`, else
+this machine's), so "what did I write on 2 May?" finds the note dated 2 May wherever you are."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.markdown.note import parse_note
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+
+def _with_zone(vault: Path, name: str) -> None:
+    (vault / ".vaultmind").mkdir(exist_ok=True)
+    (vault / ".vaultmind" / "config.toml").write_text(f'[ingest]\ntimezone = "{name}"\n', encoding="utf-8")
+
+
+def _inside(memory: Memory, question: str, zone: str) -> list[str]:
+    """The notes a walk asked in `zone` on 10 May 2024 finds inside its window."""
+    asked = datetime(2024, 5, 10, 10, tzinfo=ZoneInfo(zone))
+    hits = memory.walk(question, limit=10, reference_time=asked)["hits"]
+    return sorted(h["note_path"] for h in hits if h["breakdown"].get("inside"))
+
+
+def _times(memory: Memory) -> dict[str, str | None]:
+    rows = memory.index.query("SELECT note_path, strftime(any_value(ts), '%Y-%m-%dT%H:%M') FROM leaves GROUP BY note_path")
+    return dict(rows)
+
+
+@pytest.fixture
+def machine_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This machine's zone set to Auckland's for one test (its clock's `TZ`), then back."""
+    monkeypatch.setenv("TZ", "Pacific/Auckland")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def test_a_local_date_and_time_is_read_in_the_vaults_zone() -> None:
+    text = "---\ndate: 2024-05-02T23:30\n---\n# Late\n\nWrote the grant summary.\n"
+    note = parse_note("Late.md", text, zone="Europe/London")
+    assert note.leaves[0].timestamp == "2024-05-02T22:30:00Z"  # British summer time, UTC+1
+    offset = "---\ndate: 2024-05-02T23:30+02:00\n---\n# Late\n\nWrote the grant summary.\n"
+    assert parse_note("Late.md", offset, zone="Europe/London").leaves[0].timestamp == "2024-05-02T21:30:00Z"
+
+
+def test_a_date_alone_is_noon_of_that_day_in_the_vaults_zone_even_at_utc_plus_13() -> None:
+    note = parse_note("Daily/2024-01-10.md", "# Wednesday\n\nPlanted the lemon tree.\n", zone="Pacific/Auckland")
+    assert note.leaves[0].timestamp == "2024-01-09T23:00:00Z"  # noon at UTC+13 (summer in Auckland)
+
+
+def test_a_note_written_late_in_london_answers_its_own_day(vault: Path) -> None:
+    _with_zone(vault, "Europe/London")
+    write(vault, "Daily/2024-05-01.md", "---\ndate: 2024-05-01\n---\n# Wednesday\n\nRepotted the fig tree.\n")
+    write(vault, "Late.md", "---\ndate: 2024-05-02T23:30\n---\n# Late\n\nWrote the grant summary for the lab.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert _inside(memory, "what did I write on 2 May?", "Europe/London") == ["Late.md"]
+        assert _inside(memory, "what did I write on 3 May?", "Europe/London") == []
+        assert _inside(memory, "what did I write on 1 May?", "Europe/London") == ["Daily/2024-05-01.md"]
+
+
+def test_a_date_alone_answers_its_day_in_auckland(vault: Path) -> None:
+    _with_zone(vault, "Pacific/Auckland")
+    write(vault, "Daily/2024-05-01.md", "---\ndate: 2024-05-01\n---\n# Wednesday\n\nRepotted the fig tree.\n")
+    write(vault, "Daily/2024-05-02.md", "# Thursday\n\nCalled the plumber about the tap.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert _inside(memory, "what did I write on 1 May?", "Pacific/Auckland") == ["Daily/2024-05-01.md"]
+        assert _inside(memory, "what did I write on 2 May?", "Pacific/Auckland") == ["Daily/2024-05-02.md"]
+
+
+def test_without_a_zone_named_a_notes_date_is_read_on_this_machines_clock(vault: Path, machine_zone: None) -> None:
+    write(vault, "Daily/2024-05-01.md", "# Wednesday\n\nRepotted the fig tree.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert _times(memory) == {"Daily/2024-05-01.md": "2024-05-01T00:00"}  # noon at UTC+12
+        assert _inside(memory, "what did I write on 1 May?", "Pacific/Auckland") == ["Daily/2024-05-01.md"]
+
+
+def test_dated_notes_are_read_again_when_the_vaults_zone_changes(vault: Path) -> None:
+    """An index that read the dates in another zone (or, from before, as UTC) re-reads the
+    dated notes of yours once, and only them; a sync after that reads nothing."""
+    write(vault, "Daily/2024-05-01.md", "# Wednesday\n\nRepotted the fig tree.\n")
+    write(vault, "plain.md", "# Plain\n\nA note about the projector.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+    _with_zone(vault, "Asia/Tokyo")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        stats = memory.sync()
+        assert (stats.modified, stats.unchanged) == (1, 1)
+        assert _times(memory) == {"Daily/2024-05-01.md": "2024-05-01T03:00", "plain.md": None}
+        again = memory.sync()
+        assert (again.modified, again.unchanged) == (0, 2)

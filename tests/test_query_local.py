@@ -1,0 +1,29 @@
+"""A question answered without a daemon (`vaultmind query`, the MCP server) is answered from
+the vault as it is: the index opened in the process is synced first, through the one sync."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vaultmind.cli.query import ask
+from vaultmind.config import load_config
+
+from .conftest import write
+
+
+def _paths(answer: dict[str, object]) -> list[str]:
+    hits = answer["hits"]
+    assert isinstance(hits, list)
+    return [hit["note_path"] for hit in hits]
+
+
+def test_a_deleted_note_is_not_answered_and_a_new_one_is_found(vault: Path) -> None:
+    write(vault, "Meetings/Launch sync.md", "# Launch sync\n\nMarco preferred the harbour venue for the launch.\n")
+    (vault / ".vaultmind").mkdir()
+    config = load_config(vault, embed_provider="none")
+    assert _paths(ask(config, "walk", {"query": "where did Marco want the launch?"})) == ["Meetings/Launch sync.md"]
+    (vault / "Meetings/Launch sync.md").unlink()
+    write(vault, "Axolotl.md", "# Axolotl\n\nThe axolotlgrid sensor sits in tank four.\n")
+    assert _paths(ask(config, "walk", {"query": "where did Marco want the launch?"})) == []
+    answer = ask(config, "search", {"query": "axolotlgrid"})
+    assert _paths(answer) == ["Axolotl.md"] and "notice" not in answer
