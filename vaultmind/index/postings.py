@@ -45,13 +45,18 @@ class PostingLists:
         both are sorted in place. Built a chunk at a time: no temporary the size of `rows`."""
         sort_within_terms(bounds, rows, tfs)
         low = np.empty(len(rows), dtype=np.uint16)
-        changes = [bounds[:-1][bounds[:-1] < bounds[1:]]]  # every non-empty term opens a run
+        # where a run starts, marked in a byte a posting: the places' union, in order, without
+        # gathering them into one array and sorting it (at 50k notes, 15M postings, that
+        # gathering and `np.unique`'s copies rose the daemon's warm-up by ~36 MiB for a moment)
+        opens = np.zeros(len(rows), dtype=np.bool_)
+        opens[bounds[:-1][bounds[:-1] < bounds[1:]]] = True  # every non-empty term opens a run
         for start in range(0, len(rows), SORT_CHUNK):
             stop = min(start + SORT_CHUNK, len(rows))
             high = rows[start : stop + 1] >> 16  # one past the chunk: a change at its edge counts
-            changes.append(np.flatnonzero(high[1:] != high[:-1]) + start + 1)
+            opens[np.flatnonzero(high[1:] != high[:-1]) + start + 1] = True
             np.bitwise_and(rows[start:stop], 0xFFFF, out=low[start:stop], casting="unsafe")
-        run_start = np.unique(np.concatenate(changes)).astype(np.int64)
+        run_start = np.flatnonzero(opens).astype(np.int64)
+        del opens
         self.bounds = bounds
         self._low = low
         self._tf = tfs
