@@ -261,6 +261,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     report = init_vault(args.path, demo=args.demo, existing=args.existing)
     if args.json:
         emit(report.to_dict())
+    elif report.already:  # the set-up line run again: it goes on to its reindex
+        what = "vaultmind vault with the demo" if args.demo else "vaultmind vault"
+        print(f"vaultmind: {report.vault} already is a {what}; nothing was written")
+        print(f"next: {command_line('reindex', '--vault', report.vault)}")
     else:
         data = report.to_dict()
         print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")
