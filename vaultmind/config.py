@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from vaultmind.errors import ConfigError
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
@@ -263,7 +264,36 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
         )
+    _validate_ollama_host(config, path)
     _validate_privacy(config, path)
+
+
+def _validate_ollama_host(config: Config, path: Path) -> None:
+    """`[ollama] host` (or $VAULTMIND_OLLAMA_HOST) is an http or https URL with a host, or the
+    bare "host:port" Ollama's client takes: a typo ("http//127.0.0.1:11434") was taken for
+    another machine, and `doctor` said to start an Ollama that was running."""
+    if ollama_address(config.ollama_host):
+        return
+    from_env = os.environ.get("VAULTMIND_OLLAMA_HOST") == config.ollama_host
+    setting = "$VAULTMIND_OLLAMA_HOST" if from_env else "[ollama] host"
+    raise ConfigError(
+        f"{setting} = {config.ollama_host!r} is no Ollama address",
+        path=None if from_env else path,
+        hint='a URL with http or https and a host, such as "http://127.0.0.1:11434" (the port: 11434 if left out)',
+    )
+
+
+def ollama_address(host: str) -> bool:
+    """Whether `host` reads as where an Ollama runs: "http(s)://HOST[:PORT][/path]", or
+    "HOST[:PORT]" without a scheme (as Ollama's client reads it: http)."""
+    if not host or any(c.isspace() for c in host) or ("//" in host and "://" not in host):
+        return False
+    parts = urlsplit(host if "://" in host else f"http://{host}")
+    try:
+        parts.port  # noqa: B018 (a port that is no number, or out of range, raises)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _validate_privacy(config: Config, path: Path) -> None:
