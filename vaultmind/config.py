@@ -110,6 +110,9 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("privacy", "mode"): ("privacy_mode", str),
 }
 
+AS_WRITTEN: dict[str, str] = {attr: f"[{section}] {key}" for (section, key), (attr, _) in _SCHEMA.items()}
+"""A `Config` field's setting as config.toml writes it: "search_limit" → "[search] limit"."""
+
 FEATURE_KEYS: dict[str, tuple[str, ...]] = {
     "admission": ("owner", "keep", "drop", "llm", "reask_per_pass", "llm_keep", "priority_tags"),
     "queue": ("workers", "llm_concurrency", "lease_s", "poll_s", "reconcile_s"),
