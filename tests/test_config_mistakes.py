@@ -160,3 +160,27 @@ def test_an_ollama_host_from_the_environment_is_checked_as_from_the_file(
         load_config(vault)
     assert exc.value.message.startswith("$VAULTMIND_OLLAMA_HOST = 'http//localhost:11434' is no Ollama address")
     assert exc.value.path is None
+
+
+@pytest.mark.parametrize(
+    ("toml", "hint"),
+    [
+        ("[search]\nlimit = 5\nlimit = 6\n", "`limit` is set twice in [search] (lines 2 and 3): keep one"),
+        (
+            EMBEDDINGS_OFF + "\n[trees]\n# fanout = 8\nfanout = 4\nuser_notes = true\n  fanout = 6\n",
+            "`fanout` is set twice in [trees] (lines 6 and 8): keep one",
+        ),
+    ],
+)
+def test_a_key_set_twice_is_named_with_both_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, hint: str
+) -> None:
+    """A key written twice was said as "Cannot overwrite a value (at line 3, column 10)" and "fix
+    the TOML syntax": neither the key nor where it already was."""
+    vault = _vault(tmp_path, capsys, toml)
+    config = vault / ".vaultmind" / "config.toml"
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0 and f"vaultmind: error: {config}: cannot parse config" in err, err
+    assert f"vaultmind: hint: {hint}" in err, err
+    code, data, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert code != 0 and data["error"]["hint"] == hint

@@ -142,7 +142,7 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
             text = path.read_text(encoding="utf-8")
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            hint = _declared_before(str(exc), text) if isinstance(exc, tomllib.TOMLDecodeError) else None
+            hint = _parse_hint(str(exc), text) if isinstance(exc, tomllib.TOMLDecodeError) else None
             raise ConfigError(f"cannot parse config: {exc}", path=path, hint=hint or "fix the TOML syntax") from exc
         values.update(_from_toml(data, path))
     for env, attr in _ENV.items():
@@ -155,6 +155,40 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
 
 
 _TWICE = re.compile(r"Cannot declare \((.+?),?\) twice(?: \(at line (\d+))?")
+_OVERWRITE = re.compile(r"Cannot overwrite a value \(at line (\d+)")
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=")
+
+
+def _parse_hint(message: str, text: str) -> str | None:
+    """What to do about a config that does not parse, when it is a thing written twice."""
+    return _declared_before(message, text) or _set_twice(message, text)
+
+
+def _set_twice(message: str, text: str) -> str | None:
+    """Of a key set twice in one section (tomllib says only "Cannot overwrite a value (at line
+    3, …)"): the key, its section and both lines."""
+    found = _OVERWRITE.search(message)
+    lines = text.splitlines()
+    second = int(found.group(1)) if found else 0
+    key = _key_at(lines, second)
+    if key is None:
+        return None
+    top = next((n for n in range(second - 1, 0, -1) if _HEADER.match(lines[n - 1])), 0)  # the section's header
+    first = next((n for n in range(top + 1, second) if _key_at(lines, n) == key), None)
+    if first is None:
+        return None
+    header = _HEADER.match(lines[top - 1]) if top else None
+    where = f" in [{header.group(1)}]" if header else ""
+    return f"`{key}` is set twice{where} (lines {first} and {second}): keep one"
+
+
+def _key_at(lines: list[str], number: int) -> str | None:
+    """The key line `number` (from 1) sets, dots without spaces ("a.b"); None for any other line."""
+    if not 0 < number <= len(lines):
+        return None
+    key = _KEY.match(lines[number - 1])
+    return re.sub(r"\s*\.\s*", ".", key.group(1)) if key else None
 
 
 def _declared_before(message: str, text: str) -> str | None:
