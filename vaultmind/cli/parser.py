@@ -49,7 +49,7 @@ def say_mistake(mistake: ArgumentMistake, argv: Sequence[str]) -> NoReturn:
     (the command's usage and the error on stderr, then the hint); exit 2."""
     parser = mistake.parser
     if wants_json(argv):
-        hint = mistake.hint or f"`{parser.prog} --help` says what it takes"
+        hint = mistake.hint or f"`{parser.prog} --help` lists what it takes"
         print(json.dumps({"error": UsageError(mistake.message, hint=hint).to_dict()}, ensure_ascii=False))
     else:
         parser.print_usage(sys.stderr)
