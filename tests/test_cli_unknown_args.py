@@ -3,9 +3,14 @@ was probably meant, or that a question of several words goes in quotes; nothing 
 
 from __future__ import annotations
 
+import argparse
+import json
 from pathlib import Path
 
 import pytest
+
+from vaultmind.cli.main import build_parser
+from vaultmind.cli.parser import CommandParser
 
 from .conftest import run_main, snapshot_files
 
@@ -73,3 +78,41 @@ def test_a_command_given_no_subcommand_shows_its_own_help(
     """`vaultmind query` alone printed the list of every command, not query's modes."""
     code, out, _ = run_main(capsys, *args)
     assert code == 2 and out.startswith(usage), out
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["query", "walk", "x", "--limit", "0"], "argument --limit: 0 is not a positive whole number"),
+        (["query", "walk", "x", "--at", "yesterday"], "'yesterday' is not an ISO 8601 date or time"),
+        (["query", "walk", "x", "--evidence", "--budget", "0"], "argument --budget: 0 is not a positive"),
+        (["query", "walk", "--limit", "3"], "the following arguments are required: text"),
+        (["status", "--bogus"], "unrecognized arguments: --bogus"),
+        (["statsu"], "invalid choice: 'statsu'"),
+    ],
+)
+def test_with_json_a_mistake_in_the_arguments_is_a_json_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str
+) -> None:
+    """With `--json`, a mistake argparse caught (`--limit 0`, an unknown option, a date it cannot
+    read) was a usage text on stderr, while one found later (`--limit 9999`) was `{"error": …}` on
+    stdout: a script had to handle both. Both are JSON now, exit 2 as before."""
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, *args, "--json", "--vault", str(tmp_path))
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2
+    error = json.loads(out)["error"]
+    assert error["code"] == "usage" and said in error["message"], error
+    assert error["hint"], error
+    assert not err.startswith("usage:"), err
+
+
+def test_every_command_parses_with_the_one_parser_class() -> None:
+    """The root parser and every (sub)command's are of the class that says a mistake as JSON."""
+
+    def parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        return [parser] + [p for sub in subs for child in sub.choices.values() for p in parsers(child)]
+
+    every = parsers(build_parser())
+    assert len(every) > 20 and all(type(p) is CommandParser for p in every)

@@ -53,6 +53,13 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
         ("[embeddings]\nbatch = 0\n", "[embeddings] batch = 0 must be a positive integer", "such as 256"),
         ("[embeddings]\nbatch = -5\n", "[embeddings] batch = -5 must be a positive integer", "such as 256"),
         ("[ollama]\ntimeout_s = -1\n", "[ollama] timeout_s = -1 must be a positive number of seconds", "such as 30"),
+        (
+            '[ollama]\nhost = "http//127.0.0.1:11434"\n',
+            "[ollama] host = 'http//127.0.0.1:11434' is no Ollama address",
+            '"http://127.0.0.1:11434"',
+        ),
+        ('[ollama]\nhost = "not a url"\n', "[ollama] host = 'not a url' is no Ollama address", "http or https"),
+        ('[ollama]\nhost = "ftp://127.0.0.1:11434"\n', "[ollama] host = 'ftp://127.0.0.1:11434' is no Ollama", None),
         ("[vault]\nignore = [1]\n", "[vault] ignore = [1] must be a list of strings", 'such as ignore = ["Archive/**"]'),
     ],
 )
@@ -138,3 +145,42 @@ def test_a_section_first_made_by_a_dotted_key_is_not_said_to_be_at_its_own_line(
         load_config(vault)
     assert "Cannot declare" in str(exc.value) and exc.value.hint == "fix the TOML syntax"
 
+
+
+def test_an_ollama_host_from_the_environment_is_checked_as_from_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """$VAULTMIND_OLLAMA_HOST is checked as `[ollama] host` is, and the error names it, not the file;
+    the bare "host:port" Ollama's client takes is an address."""
+    vault = _vault(tmp_path, capsys, EMBEDDINGS_OFF)
+    monkeypatch.setenv("VAULTMIND_OLLAMA_HOST", "localhost:11434")
+    assert load_config(vault).ollama_host == "localhost:11434"
+    monkeypatch.setenv("VAULTMIND_OLLAMA_HOST", "http//localhost:11434")
+    with pytest.raises(ConfigError) as exc:
+        load_config(vault)
+    assert exc.value.message.startswith("$VAULTMIND_OLLAMA_HOST = 'http//localhost:11434' is no Ollama address")
+    assert exc.value.path is None
+
+
+@pytest.mark.parametrize(
+    ("toml", "hint"),
+    [
+        ("[search]\nlimit = 5\nlimit = 6\n", "`limit` is set twice in [search] (lines 2 and 3): keep one"),
+        (
+            EMBEDDINGS_OFF + "\n[trees]\n# fanout = 8\nfanout = 4\nuser_notes = true\n  fanout = 6\n",
+            "`fanout` is set twice in [trees] (lines 6 and 8): keep one",
+        ),
+    ],
+)
+def test_a_key_set_twice_is_named_with_both_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], toml: str, hint: str
+) -> None:
+    """A key written twice was said as "Cannot overwrite a value (at line 3, column 10)" and "fix
+    the TOML syntax": neither the key nor where it already was."""
+    vault = _vault(tmp_path, capsys, toml)
+    config = vault / ".vaultmind" / "config.toml"
+    code, _, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code != 0 and f"vaultmind: error: {config}: cannot parse config" in err, err
+    assert f"vaultmind: hint: {hint}" in err, err
+    code, data, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert code != 0 and data["error"]["hint"] == hint

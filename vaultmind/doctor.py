@@ -71,7 +71,10 @@ def ner(config: Config) -> Check:
     from vaultmind.entities.ner import OFF_VALUES, NerEngine
     from vaultmind.entities.settings import EntitySettings
 
-    engine = NerEngine(EntitySettings.from_config(config).ner_model)
+    settings = EntitySettings.from_config(config)
+    engine = NerEngine(settings.ner_model, config_file=settings.config_file)
+    if engine.misnamed:  # a typo: installing the usual model would not mend it
+        return Check("entities", "warn", engine.message, f"fix [entities] ner_model in {settings.config_file}, or set it to \"auto\"")
     if engine.package is None:
         off = engine.setting.lower() in OFF_VALUES
         return Check(

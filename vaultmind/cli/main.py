@@ -26,6 +26,7 @@ from vaultmind.cli.args import vault_args
 from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
+from vaultmind.cli.parser import ArgumentMistake, CommandParser, say_mistake
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
 from vaultmind.errors import IndexBusy, VaultmindError, chain, storage_error
@@ -75,9 +76,13 @@ DAEMON_GOES_ON = (
 def main(argv: Sequence[str] | None = None) -> int:
     limit_heap_arenas()  # before any thread: a long-running command keeps less freed memory
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    if extra:
-        refuse_unknown(args, extra, parser)
+    words = sys.argv[1:] if argv is None else list(argv)
+    try:
+        args, extra = parser.parse_known_args(words)
+        if extra:
+            refuse_unknown(args, extra, parser)
+    except ArgumentMistake as mistake:
+        say_mistake(mistake, words)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
@@ -176,7 +181,7 @@ def _failed(args: argparse.Namespace, exc: VaultmindError, debug: bool) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="vaultmind",
         description="An Obsidian-vault-native personal memory: index a vault, watch it, and search it with cited evidence.",
     )
@@ -257,6 +262,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     report = init_vault(args.path, demo=args.demo, existing=args.existing)
     if args.json:
         emit(report.to_dict())
+    elif report.already:  # the set-up line run again: it goes on to its reindex
+        what = "vaultmind vault with the demo" if args.demo else "vaultmind vault"
+        print(f"vaultmind: {report.vault} already is a {what}; nothing was written")
+        print(f"next: {command_line('reindex', '--vault', report.vault)}")
     else:
         data = report.to_dict()
         print(f"vaultmind: vault ready at {report.vault} ({len(report.created)} files created)")

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import sys
 from collections.abc import Sequence
+from typing import NoReturn
+
+from vaultmind.cli.parser import ArgumentMistake
 
 COMMAND_PARSER = "command_parser"
 """The namespace attribute naming the (sub)command that parsed the arguments."""
@@ -27,15 +29,10 @@ def mark_commands(parser: argparse.ArgumentParser) -> None:
                 mark_commands(command)
 
 
-def refuse_unknown(args: argparse.Namespace, extra: Sequence[str], fallback: argparse.ArgumentParser) -> None:
-    """Exit 2 naming `extra`, with the usage of the command that got them and what was meant."""
+def refuse_unknown(args: argparse.Namespace, extra: Sequence[str], fallback: argparse.ArgumentParser) -> NoReturn:
+    """Raise the mistake of `extra`, for the command that got them, with what was meant."""
     parser: argparse.ArgumentParser = getattr(args, COMMAND_PARSER, None) or fallback
-    parser.print_usage(sys.stderr)
-    print(f"{parser.prog}: error: unrecognized arguments: {' '.join(extra)}", file=sys.stderr)
-    hint = unknown_hint(parser, args, extra)
-    if hint:
-        print(f"vaultmind: hint: {hint}", file=sys.stderr)
-    parser.exit(2)
+    raise ArgumentMistake(parser, f"unrecognized arguments: {' '.join(extra)}", unknown_hint(parser, args, extra))
 
 
 def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]) -> str:

@@ -137,7 +137,7 @@ class EntityDeriver:
     ):
         self.settings = settings
         self.targeted_max_share = targeted_max_share
-        self.ner = ner if ner is not None else NerEngine(settings.ner_model, batch=settings.ner_batch)
+        self.ner = ner if ner is not None else NerEngine(settings.ner_model, batch=settings.ner_batch, config_file=settings.config_file)
         self._budget = 0  # NER texts the current apply may still run
         self.inline_ner = settings.ner_inline  # NER texts an apply runs itself (`serve`: none)
         self.last: dict[str, Any] = {}  # what the last refresh did: mode, leaves

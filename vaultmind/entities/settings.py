@@ -30,6 +30,7 @@ class EntitySettings:
     ner_batch: int = 64
     fuzzy_threshold: float = 90.0
     ner_inline: int = 64
+    config_file: str = ""  # the file these were read from, named when `ner_model` cannot be found
 
     @classmethod
     def from_config(cls, config: Config) -> EntitySettings:
@@ -62,4 +63,4 @@ class EntitySettings:
         if inline < 0:
             raise ConfigError("[entities] ner_inline must be 0 or more", path=path)
         model = str(get("ner_model", str, "auto")).strip() or "auto"
-        return cls(threshold, tuple(dict.fromkeys(kinds)), model, batch, fuzzy, inline)
+        return cls(threshold, tuple(dict.fromkeys(kinds)), model, batch, fuzzy, inline, str(path))

@@ -64,10 +64,12 @@ class InitReport:
     created: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    already: bool = False  # the folder already was the vault asked for: nothing was written
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "vault": str(self.vault),
+            "already": self.already,
             "created": list(self.created),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "warnings": list(self.warnings),
@@ -89,6 +91,8 @@ def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) 
     the demo memory with `demo=True`. An existing vault gets only what is missing of vaultmind's
     own files; its `.gitignore` and `.obsidian/` are left alone when present, and the welcome
     note and demo are added only with `demo=True` (refused if any of their paths is taken).
+    A folder that already is the vault asked for (the set-up line run again, after a Ctrl-C of
+    its reindex say) is reported `already`, and nothing is written.
     Raises `RefuseToClobber` before writing anything when the request cannot be honoured.
     """
     files = template_files(demo=demo)
@@ -100,6 +104,8 @@ def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) 
         root = _existing_root(path)
         plan, skipped = _plan_existing(root, files, demo=demo)
         warnings = _folder_warnings(root)
+    elif _already_made(Path(path).expanduser(), files):
+        return InitReport(vault=Path(path).expanduser().resolve(), already=True)
     else:
         root = _new_root(path)
         plan, skipped = files, []
@@ -205,6 +211,15 @@ def _new_root(path: str | Path) -> Path:
         except OSError as exc:
             raise VaultError(f"cannot create the vault folder: {exc.strerror}", path=root) from exc
     return root.resolve()
+
+
+def _already_made(root: Path, files: list[TemplateFile]) -> bool:
+    """Whether `root` already is the vault `init` would make of `files`: a vaultmind vault
+    (`.vaultmind/`) holding a file at each of their paths (as edited since, or not). Any other
+    folder that is not empty is refused, as before."""
+    if not root.is_dir() or not (root / STATE_DIR).is_dir():
+        return False
+    return all(os.path.lexists(root / item.path) for item in files)
 
 
 def _existing_root(path: str | Path) -> Path:
