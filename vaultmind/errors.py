@@ -177,6 +177,23 @@ def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
     return None
 
 
+class CtrlC:
+    """Whether Ctrl-C came during this command: set by the command line's SIGINT handler,
+    read wherever an error may be the interruption in another guise (a DuckDB statement that
+    Ctrl-C stopped fails with an error of its own)."""
+
+    seen = False
+
+
+def by_ctrl_c(exc: BaseException) -> bool:
+    """Whether `exc` was caused by Ctrl-C: Ctrl-C was pressed during the command, a
+    KeyboardInterrupt is in its chain of causes, or it is the error DuckDB raises in its place
+    ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
+    if CtrlC.seen:
+        return True
+    return any(isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt") for seen in chain(exc))
+
+
 def chain(exc: BaseException) -> list[BaseException]:
     """`exc` and the errors that caused it, each once."""
     links: list[BaseException] = []

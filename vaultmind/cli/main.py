@@ -28,7 +28,7 @@ from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_lo
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import IndexBusy, VaultmindError, chain, storage_error
+from vaultmind.errors import CtrlC, IndexBusy, VaultmindError, by_ctrl_c, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
@@ -108,12 +108,6 @@ def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
         return _failed(args, storage, debug)
 
 
-class _CtrlC:
-    """Whether Ctrl-C came during this command (set by the handler `_ctrl_c_recorded` installs)."""
-
-    seen = False
-
-
 @contextmanager
 def _ctrl_c_recorded() -> Iterator[None]:
     """Record Ctrl-C, then raise KeyboardInterrupt as Python does by default.
@@ -123,7 +117,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
     stopped DuckDB's lookup of an Arrow table among the caller's variables. The record makes
     any of them the interruption it is.
     """
-    _CtrlC.seen = False  # of this command only: not one run before it in the same process
+    CtrlC.seen = False  # of this command only: not one run before it in the same process
     Handed.vault = None
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored, or someone's own
@@ -132,7 +126,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
         return
 
     def record(signum: int, frame: object) -> None:
-        _CtrlC.seen = True
+        CtrlC.seen = True
         raise KeyboardInterrupt
 
     before = signal.signal(signal.SIGINT, record)
@@ -140,15 +134,6 @@ def _ctrl_c_recorded() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
-
-
-def by_ctrl_c(exc: BaseException) -> bool:
-    """Whether `exc` was caused by Ctrl-C: Ctrl-C was pressed during the command, a
-    KeyboardInterrupt is in its chain of causes, or it is the error DuckDB raises in its place
-    ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
-    if _CtrlC.seen:
-        return True
-    return any(isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt") for seen in chain(exc))
 
 
 def _interrupted(handler: Handler) -> int:
