@@ -91,7 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
     try:
-        return handler(args)
+        code = handler(args)
     except VaultmindError as exc:
         return _interrupted(handler) if by_ctrl_c(exc) else _failed(args, exc, debug)
     except KeyboardInterrupt:
@@ -106,6 +106,9 @@ def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
         if storage is None:
             raise
         return _failed(args, storage, debug)
+    if CtrlC.seen and handler is not cmd_watch:  # Ctrl-C that a library took for an error of its own
+        return _interrupted(handler)  # (the command went on): still the interruption, not a finished run
+    return code
 
 
 @contextmanager
