@@ -25,6 +25,7 @@ from vaultmind import __version__
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_local
+from vaultmind.cli.entry import INTERRUPTED
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
@@ -53,11 +54,6 @@ COMMAND_MODULES: tuple[str, ...] = (
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 
 
-INTERRUPTED = (
-    "vaultmind: interrupted; nothing is lost (the vault is the record, and what was done is kept): "
-    "run the same command again to finish"
-)
-"""Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
 REBUILD_INTERRUPTED = (
     "vaultmind: interrupted; nothing in the vault is lost (it is the record), but the rebuild did not "
     "finish: until one does, the index may hold fewer notes than the vault, or none (status says); "
