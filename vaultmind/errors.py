@@ -168,13 +168,19 @@ def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
     text = str(exc)
     if "Read-only file system" in text:
         return VaultError("the index is on a read-only file system", path=path, hint=f"{_READ_ONLY} ({text})")
-    if isinstance(exc, PermissionError) or "Permission denied" in text:
+    if isinstance(exc, PermissionError) or any(words in text for words in _NOT_PERMITTED):
         return VaultError(
             "the index cannot be written by you (permission denied)",
             path=path,
             hint=f"{_NOT_YOURS}; the index is left as it is ({text})",
         )
     return None
+
+
+# How the OS refuses a file to this user, as DuckDB quotes it: EACCES, and EPERM (a file made
+# immutable, a folder macOS's privacy protection guards, some network or FUSE file systems),
+# which Python raises as PermissionError too
+_NOT_PERMITTED = ("Permission denied", "Operation not permitted")
 
 
 class CtrlC:
