@@ -271,3 +271,40 @@ def test_a_taken_port_is_named_with_the_setting_to_change_before_the_daemon_star
     assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
     assert "[server] port" in result.stderr and str(vault / ".vaultmind" / "config.toml") in result.stderr
     assert not (vault / ".vaultmind" / "daemon.json").exists()
+
+
+CTRL_C_WHILE_IMPORTING = """
+import importlib.abc, runpy, signal, sys
+
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a test runs in the background)
+
+
+class CtrlCAt(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "vaultmind.cli.query":  # one of the command line's modules, while they load
+            sys.meta_path.remove(self)
+            signal.raise_signal(signal.SIGINT)
+        return None
+
+
+sys.meta_path.insert(0, CtrlCAt())
+runpy.run_module("vaultmind", run_name="__main__")
+"""
+
+
+def test_ctrl_c_while_the_command_is_still_loading_says_one_line_and_exits_130(tmp_path: Path) -> None:
+    """Ctrl-C in the first second of any command, while its modules load (before the command
+    line's own Ctrl-C handling is in place): one line, exit 130. It was a traceback through
+    whichever library was loading, and death by the signal."""
+    import tomllib
+
+    repo = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(repo), "VAULTMIND_EMBED_PROVIDER": "none"}
+    result = subprocess.run(
+        [sys.executable, "-c", CTRL_C_WHILE_IMPORTING, "status", "--vault", str(tmp_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )
+    assert result.returncode == 130, result.stderr
+    assert result.stderr.startswith("vaultmind: interrupted") and len(result.stderr.splitlines()) == 1, result.stderr
+    scripts = tomllib.loads((repo / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["vaultmind"] == "vaultmind.cli.entry:console", "the console script has the same guard"

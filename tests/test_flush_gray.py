@@ -124,3 +124,42 @@ def test_with_an_ollama_that_has_the_model_flush_leaves_gray_messages_to_it_and_
         assert "queue --run" in report["gray_waiting"]["hint"]
         code, out, _ = run_main(capsys, "flush", "--vault", str(vault))
     assert "wait for the LLM's importance decision" in out
+
+
+def test_ctrl_c_while_ollama_is_asked_stops_the_sync_and_decides_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C that a library takes for an error of its own while Ollama is asked for its models
+    (seen: pydantic building the client's models on `import ollama` raised it as an ordinary
+    error): the sync stops, exit 130, and no gray message is decided "LLM not reachable" for a
+    keypress. The command went on, decided them by the rules and said it was done (exit 0)."""
+    import signal
+    from contextlib import suppress
+
+    import vaultmind.llm.ollama_chat as ollama_chat
+    from vaultmind.cli.gray import llm_answers
+
+    vault = _demo(tmp_path, capsys)
+
+    def ctrl_c_taken_by_a_library(host: str, timeout: float) -> list[str]:
+        with suppress(KeyboardInterrupt):  # taken by the library…
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, as the terminal sends it
+        raise RuntimeError("the client's models could not be built")  # …which then fails
+
+    monkeypatch.setattr(ollama_chat, "pulled_models", ctrl_c_taken_by_a_library)
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (not a background job)
+    try:
+        code, _, err = run_main(capsys, "sync", "--vault", str(vault))
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert code == 130 and "vaultmind: interrupted" in err, err
+    monkeypatch.undo()
+    _, status, _ = run_main(capsys, "status", "--vault", str(vault), "--json")
+    assert status["admission"]["gray"] > 0 and status["admission"]["by_rules"] == 0, status["admission"]
+
+    def failing_from_ctrl_c(host: str, timeout: float) -> list[str]:  # no handler of ours saw it
+        raise RuntimeError("the client's models could not be built") from KeyboardInterrupt()
+
+    monkeypatch.setattr(ollama_chat, "pulled_models", failing_from_ctrl_c)
+    with pytest.raises(RuntimeError):
+        llm_answers("http://127.0.0.1:9", "llama3.2")

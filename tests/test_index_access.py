@@ -4,9 +4,18 @@ as a broken one and replaced by an empty index."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
 
+from tests.conftest import run_main, write
 from tests.unprivileged import can_drop_privileges, run_unprivileged
+from vaultmind.errors import VaultError
+from vaultmind.index.quarantine import QUARANTINE_DIR, QUARANTINE_KEEP, quarantine
 
 NOT_WRITABLE_SCENARIO = """
 import contextlib, hashlib, io, json, os
@@ -71,3 +80,65 @@ def test_a_permission_error_outside_the_index_asks_for_access_not_for_the_vaults
     assert inside is not None and outside is not None
     assert "run vaultmind as the user who owns the vault" in str(inside.hint)
     assert "owns the vault" not in str(outside.hint) and "give yourself access to this file" in str(outside.hint)
+
+
+def _chattr(flag: str, *paths: Path) -> bool:
+    """`chattr +i`/`-i` (needs root and a file system that has it); whether it worked."""
+    try:
+        return subprocess.run(["chattr", flag, *map(str, paths)], capture_output=True, timeout=30).returncode == 0
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _immutable(*paths: Path) -> Iterator[None]:
+    """The files made immutable (renaming one fails with EPERM, "Operation not permitted", as a
+    file macOS's privacy protection guards does), then mutable again."""
+    if not _chattr("+i", *paths):
+        pytest.skip("needs chattr +i (root, on a file system that has it)")
+    try:
+        yield
+    finally:
+        _chattr("-i", *paths)
+
+
+def test_an_index_refused_with_operation_not_permitted_is_left_where_it_is_and_never_copied(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EPERM is an access error as EACCES is: every command says the index cannot be written and
+    leaves it as it is. It was taken for a broken file: each command copied it whole into
+    quarantine/ (the rename failed, the copy stayed), beyond the copies kept."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "v"
+    run_main(capsys, "init", str(vault))
+    write(vault, "badgers.md", "# Badgers\n\nThe badger digs at night.\n")
+    assert run_main(capsys, "reindex", "--vault", str(vault))[0] == 0
+    index = vault / ".vaultmind" / "index.duckdb"
+    before = hashlib.sha256(index.read_bytes()).hexdigest()
+    with _immutable(index):
+        for _ in range(QUARANTINE_KEEP + 1):
+            code, _, err = run_main(capsys, "status", "--vault", str(vault))
+            assert code == 1 and "the index cannot be written by you" in err, err
+            assert "Operation not permitted" in err and "the index is left as it is" in err
+    assert not (index.parent / QUARANTINE_DIR).exists()
+    assert hashlib.sha256(index.read_bytes()).hexdigest() == before
+
+
+def test_a_quarantine_that_cannot_move_a_file_moves_nothing_and_copies_nothing(tmp_path: Path) -> None:
+    """A broken index whose WAL will not move: the index file goes back beside it (the WAL left
+    alone would be replayed into the fresh index), no copy is made, and the refusal is said.
+    A quarantine that can move keeps the last `QUARANTINE_KEEP` copies."""
+    path = tmp_path / "index.duckdb"
+    wal = Path(f"{path}.wal")
+    path.write_bytes(b"not an index")
+    wal.write_bytes(b"not a log")
+    qdir = tmp_path / QUARANTINE_DIR
+    with _immutable(wal), pytest.raises(VaultError, match="cannot be written by you"):
+        quarantine(path)
+    assert path.read_bytes() == b"not an index" and wal.read_bytes() == b"not a log"
+    assert list(qdir.iterdir()) == []
+    for _ in range(QUARANTINE_KEEP + 1):
+        quarantine(path)
+        path.write_bytes(b"not an index")
+    kept = sorted(p.name for p in qdir.iterdir())
+    assert kept == [f"index-{n}.duckdb" for n in range(2, QUARANTINE_KEEP + 2)], kept

@@ -1,3 +1,3 @@
-from vaultmind.cli.main import main
+from vaultmind.cli.entry import run
 
-raise SystemExit(main())
+raise SystemExit(run())

@@ -168,13 +168,36 @@ def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
     text = str(exc)
     if "Read-only file system" in text:
         return VaultError("the index is on a read-only file system", path=path, hint=f"{_READ_ONLY} ({text})")
-    if isinstance(exc, PermissionError) or "Permission denied" in text:
+    if isinstance(exc, PermissionError) or any(words in text for words in _NOT_PERMITTED):
         return VaultError(
             "the index cannot be written by you (permission denied)",
             path=path,
             hint=f"{_NOT_YOURS}; the index is left as it is ({text})",
         )
     return None
+
+
+# How the OS refuses a file to this user, as DuckDB quotes it: EACCES, and EPERM (a file made
+# immutable, a folder macOS's privacy protection guards, some network or FUSE file systems),
+# which Python raises as PermissionError too
+_NOT_PERMITTED = ("Permission denied", "Operation not permitted")
+
+
+class CtrlC:
+    """Whether Ctrl-C came during this command: set by the command line's SIGINT handler,
+    read wherever an error may be the interruption in another guise (a DuckDB statement that
+    Ctrl-C stopped fails with an error of its own)."""
+
+    seen = False
+
+
+def by_ctrl_c(exc: BaseException) -> bool:
+    """Whether `exc` was caused by Ctrl-C: Ctrl-C was pressed during the command, a
+    KeyboardInterrupt is in its chain of causes, or it is the error DuckDB raises in its place
+    ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
+    if CtrlC.seen:
+        return True
+    return any(isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt") for seen in chain(exc))
 
 
 def chain(exc: BaseException) -> list[BaseException]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import UNREACHABLE, decide_by_rules, policy_of, repair
+from vaultmind.errors import by_ctrl_c
 from vaultmind.index.tables import has_table
 from vaultmind.tree.follow import follow_admission
 
@@ -64,5 +65,7 @@ def llm_answers(host: str, model: str) -> bool:
 
     try:
         return has_model(pulled_models(host, PROBE_TIMEOUT_S), model)
-    except Exception:  # any failure to ask means no answer will come
+    except Exception as exc:  # any failure to ask means no answer will come…
+        if by_ctrl_c(exc):  # …but Ctrl-C, which a library may have turned into an error of its own
+            raise  # (the gray leaves would have been decided "LLM not reachable" for a keypress)
         return False

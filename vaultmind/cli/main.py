@@ -25,11 +25,12 @@ from vaultmind import __version__
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_local
+from vaultmind.cli.entry import INTERRUPTED
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.parser import ArgumentMistake, CommandParser, say_mistake
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import IndexBusy, VaultmindError, chain, storage_error
+from vaultmind.errors import CtrlC, IndexBusy, VaultmindError, by_ctrl_c, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
@@ -55,11 +56,6 @@ COMMAND_MODULES: tuple[str, ...] = (
 """Modules adding subcommands: each defines `add_parser(sub)` and its handlers."""
 
 
-INTERRUPTED = (
-    "vaultmind: interrupted; nothing is lost (the vault is the record, and what was done is kept): "
-    "run the same command again to finish"
-)
-"""Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
 REBUILD_INTERRUPTED = (
     "vaultmind: interrupted; nothing in the vault is lost (it is the record), but the rebuild did not "
     "finish: until one does, the index may hold fewer notes than the vault, or none (status says); "
@@ -97,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
     try:
-        return handler(args)
+        code = handler(args)
     except VaultmindError as exc:
         return _interrupted(handler) if by_ctrl_c(exc) else _failed(args, exc, debug)
     except KeyboardInterrupt:
@@ -112,12 +108,9 @@ def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
         if storage is None:
             raise
         return _failed(args, storage, debug)
-
-
-class _CtrlC:
-    """Whether Ctrl-C came during this command (set by the handler `_ctrl_c_recorded` installs)."""
-
-    seen = False
+    if CtrlC.seen and handler is not cmd_watch:  # Ctrl-C that a library took for an error of its own
+        return _interrupted(handler)  # (the command went on): still the interruption, not a finished run
+    return code
 
 
 @contextmanager
@@ -129,7 +122,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
     stopped DuckDB's lookup of an Arrow table among the caller's variables. The record makes
     any of them the interruption it is.
     """
-    _CtrlC.seen = False  # of this command only: not one run before it in the same process
+    CtrlC.seen = False  # of this command only: not one run before it in the same process
     Handed.vault = None
     if threading.current_thread() is not threading.main_thread() or (
         signal.getsignal(signal.SIGINT) is not signal.default_int_handler  # ignored, or someone's own
@@ -138,7 +131,7 @@ def _ctrl_c_recorded() -> Iterator[None]:
         return
 
     def record(signum: int, frame: object) -> None:
-        _CtrlC.seen = True
+        CtrlC.seen = True
         raise KeyboardInterrupt
 
     before = signal.signal(signal.SIGINT, record)
@@ -146,15 +139,6 @@ def _ctrl_c_recorded() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, before)
-
-
-def by_ctrl_c(exc: BaseException) -> bool:
-    """Whether `exc` was caused by Ctrl-C: Ctrl-C was pressed during the command, a
-    KeyboardInterrupt is in its chain of causes, or it is the error DuckDB raises in its place
-    ("KeyboardInterrupt: <EMPTY MESSAGE>", with nothing chained)."""
-    if _CtrlC.seen:
-        return True
-    return any(isinstance(seen, KeyboardInterrupt) or str(seen).startswith("KeyboardInterrupt") for seen in chain(exc))
 
 
 def _interrupted(handler: Handler) -> int:

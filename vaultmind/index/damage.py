@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from vaultmind.errors import chain
+from vaultmind.errors import by_ctrl_c, chain
 
 # DuckDB's errors for every statement after a fatal one, and for a checkpoint that failed (whole
 # sentences: DuckDB quotes values in other errors, "Could not convert string '…'", and a note's
@@ -37,6 +37,12 @@ def invalidated(exc: BaseException) -> bool:
         isinstance(e, duckdb.FatalException) or (isinstance(e, duckdb.Error) and any(said in str(e) for said in INVALIDATED))
         for e in chain(exc)
     )
+
+
+def interrupted(exc: BaseException) -> bool:
+    """Whether `exc` is an interruption rather than a fault of the file: Ctrl-C (in any of its
+    guises, `by_ctrl_c`), or a statement DuckDB was asked to stop."""
+    return by_ctrl_c(exc) or any(isinstance(e, duckdb.InterruptException) for e in chain(exc))
 
 
 def damaged(exc: BaseException, path: Path) -> bool:

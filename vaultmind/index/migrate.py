@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 import duckdb
 
@@ -35,22 +36,28 @@ def migrate(con: duckdb.DuckDBPyConnection, progress: Progress | None = None) ->
     a command's progress line then says instead of a silence."""
     con.execute("CREATE TABLE IF NOT EXISTS migrations (seq INTEGER PRIMARY KEY, name VARCHAR NOT NULL)")
     applied = {row[0] for row in con.execute("SELECT name FROM migrations").fetchall()}
-    upgraded = bool(applied) and any(name not in applied and rebuilds(sql) for name, sql in migrations())
     work = "upgrading" if applied else "creating"
     pending = [name for name, _ in migrations() if name not in applied]
     for seq, (name, sql) in enumerate(migrations(), start=1):
         if name not in applied:
             statements = [] if _discarded(con, name, pending) else _statements(sql)
+            if applied and rebuilds(sql):
+                statements += MARK_REBUILD
             _apply(con, seq, name, statements, TickingProgress(progress, f"{work} the index (migration {name})", TICK_S))
     con.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR NOT NULL)")
     row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     if row is None:
         con.execute("INSERT INTO meta VALUES ('schema_version', ?)", [str(SCHEMA_VERSION)])
-    if upgraded:
-        # New tables of derived rows are empty for the notes already indexed: the next sync
-        # rebuilds the derived rows from the vault (caches such as embeddings are kept).
-        con.execute("DELETE FROM meta WHERE key = 'needs_rebuild'")
-        con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+
+
+# Applied to an index that holds rows, a migration that rebuilds marks it for a rebuild, in its
+# own transaction: new tables of derived rows are empty for the notes already indexed, and the
+# next sync rebuilds the derived rows from the vault (caches such as embeddings are kept). An
+# upgrade stopped after it (Ctrl-C) keeps the mark, though the migrations left are `rebuild: no`.
+MARK_REBUILD = [
+    "DELETE FROM meta WHERE key = 'needs_rebuild'",
+    "INSERT INTO meta VALUES ('needs_rebuild', '1')",
+]
 
 
 # Migrations that only rewrite rows of the index's leaves in place, each with the later
@@ -80,7 +87,7 @@ def _apply(con: duckdb.DuckDBPyConnection, seq: int, name: str, statements: list
             con.execute("INSERT INTO migrations VALUES (?, ?)", [seq, name])
             con.execute("COMMIT")
         except BaseException:
-            con.execute("ROLLBACK")
+            roll_back(con)
             raise
         progress.at(len(statements), len(statements))
 
@@ -126,8 +133,18 @@ def _in_transaction(con: duckdb.DuckDBPyConnection, sql: str) -> None:
         con.execute(sql)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        roll_back(con)
         raise
+
+
+def roll_back(con: duckdb.DuckDBPyConnection) -> None:
+    """Roll back the transaction of an error on its way out, unless DuckDB ended it already: a
+    statement Ctrl-C stopped may have rolled it back, or a Ctrl-C may come just after a COMMIT.
+    The ROLLBACK's own error ("no transaction is active") must not take the place of the one
+    on its way (a Ctrl-C during an upgrade was taken for a broken index, and the index moved
+    aside)."""
+    with suppress(duckdb.Error):
+        con.execute("ROLLBACK")
 
 
 # A migration's text as SQL reads it: a quoted string or name (a doubled quote within it is

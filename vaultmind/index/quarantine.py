@@ -3,7 +3,7 @@ notice a later `status` reports."""
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import duckdb
 
+from vaultmind.errors import index_access_error
 from vaultmind.index.connection import connect
 from vaultmind.index.migrate import migrate
 from vaultmind.index.salvage import salvage
@@ -22,16 +23,33 @@ QUARANTINE_KEEP = 3  # quarantined copies kept
 
 def quarantine(path: Path) -> Path:
     """Move the index file and its WAL aside; return where they went. Only the last
-    `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte)."""
+    `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte).
+
+    A rename within the index's folder, never a copy: a file the system will not let go of
+    (made immutable, guarded by macOS's privacy protection) was copied whole by each command
+    that tried, and the copies were never pruned. When a rename fails, what was moved goes back
+    (a WAL left behind would be replayed into the fresh index) and the error is raised: the
+    access error when the file is refused to this user."""
     qdir = path.parent / QUARANTINE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
     numbers = sorted(_copy_numbers(qdir, path))
     n = numbers[-1] + 1 if numbers else 1  # numbered on from the newest (older ones are gone)
     target = qdir / f"{path.stem}-{n}{path.suffix}"
-    for suffix in ("", ".wal"):
-        src = Path(str(path) + suffix)
-        if src.exists():
-            shutil.move(str(src), str(target) + suffix)
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for suffix in ("", ".wal"):
+            src, dst = Path(str(path) + suffix), Path(str(target) + suffix)
+            if src.exists():
+                os.replace(src, dst)
+                moved.append((src, dst))
+    except OSError as exc:
+        for src, dst in reversed(moved):
+            with suppress(OSError):
+                os.replace(dst, src)
+        denied = index_access_error(exc, path)
+        if denied is not None:
+            raise denied from exc
+        raise
     for old in [*numbers, n][:-QUARANTINE_KEEP]:
         for suffix in ("", ".wal"):
             with suppress(FileNotFoundError):

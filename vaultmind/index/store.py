@@ -30,7 +30,7 @@ from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
-from vaultmind.index.migrate import create_suspended_indexes, suspend_indexes
+from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
 from vaultmind.index.opening import first_line, open_file, open_in_memory
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
@@ -152,7 +152,7 @@ class Index:
                 yield self.con
             except BaseException as exc:
                 if not invalidated(exc):  # an invalidated database rolls back nothing more
-                    self.con.execute("ROLLBACK")
+                    roll_back(self.con)
                 raise
             else:
                 self.con.execute("COMMIT")
