@@ -51,6 +51,16 @@ COPY_ALIAS = "vaultmind_compact"  # the copy's name while it is attached to the 
 WORTH_RATIO = 2.0  # a copy is made when the file is this many times what it holds live
 WORTH_MIN_BYTES = 32 * 2**20  # … and larger than this
 PHASE = "compact"
+# DuckDB's buffer pool and threads while the copy is written (then the connection's own again):
+# under the index's usual 512 MB pool, one thread less, a 620 MB index at 50k notes took the
+# process from 98 to 666 MB resident (a daemon idles at ~430–490 MB there); under these, to
+# 207 MB, in 22–35 s instead of 10 (load 2–7). 32 MB ran out of memory copying it.
+COPY_SETTINGS = {"memory_limit": "64MB", "threads": "1"}
+# the settings a process may have changed on the index's connection, set again on the connection
+# to the compacted file (a new database: DuckDB's defaults otherwise) — the serving pool's
+# allocator settings (`ServingPool.serve`) among them, which give freed memory back to the system
+CARRIED_SETTINGS = ("memory_limit", "threads", "allocator_flush_threshold", "allocator_background_threads")
+_SIZE_SETTINGS = frozenset({"memory_limit", "allocator_flush_threshold"})
 
 
 @dataclass(frozen=True)
@@ -142,16 +152,18 @@ def compact(
     con.execute("CHECKPOINT")
     tables = _tables(con)
     total = len(tables) + 2  # each table's rows, the copy checked and flushed, the old file closed, the rename
+    settings = _settings(con)
     try:
+        _apply(con, COPY_SETTINGS)
         _write_copy(con, copy, tables, lambda done: step(PHASE, done, total))
         rows = _checked_copy(con, copy, tables)
         _flush(copy)
     except BaseException:
         _detach(con)
         remove_stale_copy(path)
+        _apply(con, settings)
         raise
     step(PHASE, len(tables), total)
-    settings = _settings(con)
     con.close()  # its checkpoint: the WAL emptied and removed
     replaced = False
     try:
@@ -245,19 +257,26 @@ def _detach(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The connection's settings a serving process changes (its pool, its threads), to set
-    again on the connection to the compacted file."""
-    row = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone() or ("", "")
-    return {"memory_limit": str(row[0]), "threads": str(row[1])}
+    """The connection's `CARRIED_SETTINGS` as values to set again (sizes as DuckDB shows them
+    are cut to 0.1 MiB: `limit_setting`)."""
+    from vaultmind.index.pool import limit_setting
+
+    shown = con.execute(f"SELECT {', '.join(f'current_setting({name!r})' for name in CARRIED_SETTINGS)}").fetchone()
+    values = dict(zip(CARRIED_SETTINGS, (str(v) for v in shown or ()), strict=True))
+    return {name: limit_setting(v) if name in _SIZE_SETTINGS else v for name, v in values.items()}
+
+
+def _apply(con: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
+    """Each of `settings` set on `con`, as far as DuckDB lets it (a memory limit below what is
+    pinned fails: the pool stays as it is)."""
+    for name, value in settings.items():
+        with suppress(duckdb.Error):
+            con.execute(f"SET {name} = '{value}'")
 
 
 def _reopened(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    from vaultmind.index.pool import limit_setting
-
     con = connect(path)
-    with suppress(duckdb.Error):
-        con.execute(f"SET memory_limit = '{limit_setting(settings['memory_limit'])}'")
-        con.execute(f"SET threads = {int(settings['threads'])}")
+    _apply(con, settings)
     return con
 
 
