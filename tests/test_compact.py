@@ -342,3 +342,45 @@ def test_the_copy_is_written_under_a_small_pool_and_one_thread(config: Config) -
             memory.compact(fails)
         assert memory.index.query(SHOWN) == before  # given up: the connection as it was
         assert memory.search("harbour", limit=3)["hits"]
+
+
+# another process that holds the index file for a while (a command run without the daemon)
+HOLD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from vaultmind.index.connection import connect
+
+    con = connect(Path(sys.argv[1]))
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    con.close()
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_process_that_takes_the_file_before_it_is_opened_again_is_waited_for(config: Config) -> None:
+    """Between the rename and the new connection another process can take the file: the
+    index must get its connection back once it is let go, not be left with a closed one
+    after a command's usual wait (`BUSY_WAIT_S`)."""
+    from vaultmind.index.connection import BUSY_WAIT_S
+
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    holders: list[subprocess.Popen[str]] = []
+    with Memory.open(config) as memory:
+        memory.sync()
+
+        def take_the_file(phase: str, done: int, total: int) -> None:
+            if done == total:  # renamed, not opened again yet
+                hold = [sys.executable, "-c", HOLD, str(config.index_path), str(BUSY_WAIT_S + 2)]
+                holders.append(subprocess.Popen(hold, cwd=ROOT, stdout=subprocess.PIPE, text=True))
+                assert holders[0].stdout is not None and holders[0].stdout.readline().strip() == "held"
+
+        memory.compact(take_the_file)
+        holders[0].communicate(timeout=60)  # let go, its pipe closed
+        assert holders[0].returncode == 0
+        assert memory.search("harbour", limit=3)["hits"]
+        (config.vault / "b.md").write_text("# B\n\nThe zephyrquartz.\n", encoding="utf-8")
+        memory.sync_paths(["b.md"])
+        assert memory.search("zephyrquartz", limit=3)["hits"]

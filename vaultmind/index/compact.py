@@ -61,6 +61,10 @@ COPY_SETTINGS = {"memory_limit": "64MB", "threads": "1"}
 # allocator settings (`ServingPool.serve`) among them, which give freed memory back to the system
 CARRIED_SETTINGS = ("memory_limit", "threads", "allocator_flush_threshold", "allocator_background_threads")
 _SIZE_SETTINGS = frozenset({"memory_limit", "allocator_flush_threshold"})
+# how long the file is waited for once the old connection is closed: another process (a command
+# run without the daemon) may take it in that moment, and without it the index has no connection
+# at all (every later statement would fail), so it is waited for far longer than a command waits
+REOPEN_WAIT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -275,7 +279,7 @@ def _apply(con: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
 
 
 def _reopened(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    con = connect(path)
+    con = connect(path, wait_s=REOPEN_WAIT_S)
     _apply(con, settings)
     return con
 
