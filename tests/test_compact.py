@@ -384,3 +384,28 @@ def test_a_process_that_takes_the_file_before_it_is_opened_again_is_waited_for(c
         (config.vault / "b.md").write_text("# B\n\nThe zephyrquartz.\n", encoding="utf-8")
         memory.sync_paths(["b.md"])
         assert memory.search("zephyrquartz", limit=3)["hits"]
+
+
+def test_a_stopping_daemon_compacts_nothing_and_gives_up_a_compaction_under_way(config: Config) -> None:
+    """A compaction requested while a sync runs waits for it; Ctrl-C ends the sync, and the
+    compaction (up to a minute at 50k notes) would then hold the daemon's exit."""
+    from vaultmind.errors import SyncStopped
+
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.index.checkpoint()
+        before = config.index_path.read_bytes()
+
+        def stop_midway(phase: str, done: int, total: int) -> None:
+            if done == 1:
+                memory.stopping.set()
+
+        with pytest.raises(SyncStopped):
+            memory.compact(stop_midway)  # given up before the second table's rows
+        with pytest.raises(SyncStopped):
+            memory.compact()  # stopping: not begun
+        assert memory.compact_if_wasteful() is None
+        assert not Path(f"{config.index_path}{COPY_SUFFIX}").exists()
+        assert memory.search("harbour", limit=3)["hits"]
+        assert config.index_path.read_bytes() == before  # the same file, untouched

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from pathlib import Path
 
 import duckdb
 
+from vaultmind.errors import SyncStopped
 from vaultmind.index.connection import connect
 from vaultmind.model import Progress
 
@@ -143,12 +145,15 @@ def compact(
     path: Path,
     reconnected: Callable[[duckdb.DuckDBPyConnection], object],
     progress: Progress | None = None,
+    stopping: threading.Event | None = None,
 ) -> Compacted:
     """Copy the index open on `con` at `path` into a new file and rename that over it; what was
     done. The caller holds every use of `con` off meanwhile (the index's lock). On an error
     before `con` is closed, the old file stays in place and `con` open on it; once it is
     closed, `reconnected` is given the connection to whichever file is in place, whatever
-    happens next (a failed rename leaves the old one)."""
+    happens next (a failed rename leaves the old one). Once `stopping` is set (a daemon
+    stopping) it is given up before the next table's rows, `SyncStopped`: at 50k notes the
+    copy takes up to a minute, which the daemon's exit would otherwise wait for."""
     step = progress or (lambda phase, done, total: None)
     before = path.stat().st_size
     remove_stale_copy(path)
@@ -157,9 +162,14 @@ def compact(
     tables = _tables(con)
     total = len(tables) + 2  # each table's rows, the copy checked and flushed, the old file closed, the rename
     settings = _settings(con)
+
+    def next_table(done: int) -> None:
+        _unless_stopping(stopping)
+        step(PHASE, done, total)
+
     try:
         _apply(con, COPY_SETTINGS)
-        _write_copy(con, copy, tables, lambda done: step(PHASE, done, total))
+        _write_copy(con, copy, tables, next_table)
         rows = _checked_copy(con, copy, tables)
         _flush(copy)
     except BaseException:
@@ -186,6 +196,11 @@ def compact(
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)
+
+
+def _unless_stopping(stopping: threading.Event | None) -> None:
+    if stopping is not None and stopping.is_set():
+        raise SyncStopped("the daemon is stopping: the index was not compacted (it is as it was)")
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
