@@ -19,6 +19,7 @@ from tests.conftest import run_main
 from vaultmind.bench.synth import generate_vault
 from vaultmind.config import Config, load_config
 from vaultmind.index.compact import COPY_SUFFIX, waste
+from vaultmind.index.pool import size_bytes
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
 
@@ -294,3 +295,117 @@ def test_ids_a_sequence_gave_before_the_compaction_are_not_given_again(config: C
         after = memory.index.query("SELECT id FROM jobs")
     new = {r[0] for r in after} - {r[0] for r in before}
     assert len(before) == 2 and len(new) == 1 and min(new) > max(r[0] for r in before)
+
+
+SHOWN = "SELECT " + ", ".join(f"current_setting('{name}')" for name in compact_module.CARRIED_SETTINGS)
+
+
+def test_a_serving_connections_settings_are_those_of_the_connection_to_the_compacted_file(config: Config) -> None:
+    """A daemon's connection gives freed memory back to the system (`ServingPool.serve`); the
+    connection to the compacted file, a new database, must too, and keep its pool and threads."""
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.serving_pool.serve()
+        memory.index.con.execute("SET memory_limit = '300MB'")
+        memory.index.con.execute("SET threads = 1")
+        before = memory.index.query(SHOWN)
+        memory.compact()
+        assert memory.index.query(SHOWN) == before
+        assert memory.search("harbour", limit=3)["hits"]
+
+
+def test_the_copy_is_written_under_a_small_pool_and_one_thread(config: Config) -> None:
+    """Under the index's usual pool (512 MB) the copy of a 50k-note index took the process
+    from 98 to 666 MB resident: a daemon would pass its 500 MB. The pool and threads are the
+    connection's own again after, and after a copy given up."""
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    seen: list[tuple[Any, ...]] = []
+    with Memory.open(config) as memory:
+        memory.sync()
+        before = memory.index.query(SHOWN)
+
+        def heard(phase: str, done: int, total: int) -> None:
+            if done == 1:  # the first table copied, the second's rows next
+                seen.extend(memory.index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchall())
+
+        memory.compact(heard)
+        assert memory.index.query(SHOWN) == before
+        [(limit, threads)] = seen
+        assert size_bytes(limit) <= 64 * 10**6 and threads == 1, seen
+
+        def fails(phase: str, done: int, total: int) -> None:
+            if done == 1:
+                raise RuntimeError("stopped")
+
+        with pytest.raises(RuntimeError, match="stopped"):
+            memory.compact(fails)
+        assert memory.index.query(SHOWN) == before  # given up: the connection as it was
+        assert memory.search("harbour", limit=3)["hits"]
+
+
+# another process that holds the index file for a while (a command run without the daemon)
+HOLD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from vaultmind.index.connection import connect
+
+    con = connect(Path(sys.argv[1]))
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+    con.close()
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_process_that_takes_the_file_before_it_is_opened_again_is_waited_for(config: Config) -> None:
+    """Between the rename and the new connection another process can take the file: the
+    index must get its connection back once it is let go, not be left with a closed one
+    after a command's usual wait (`BUSY_WAIT_S`)."""
+    from vaultmind.index.connection import BUSY_WAIT_S
+
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    holders: list[subprocess.Popen[str]] = []
+    with Memory.open(config) as memory:
+        memory.sync()
+
+        def take_the_file(phase: str, done: int, total: int) -> None:
+            if done == total:  # renamed, not opened again yet
+                hold = [sys.executable, "-c", HOLD, str(config.index_path), str(BUSY_WAIT_S + 2)]
+                holders.append(subprocess.Popen(hold, cwd=ROOT, stdout=subprocess.PIPE, text=True))
+                assert holders[0].stdout is not None and holders[0].stdout.readline().strip() == "held"
+
+        memory.compact(take_the_file)
+        holders[0].communicate(timeout=60)  # let go, its pipe closed
+        assert holders[0].returncode == 0
+        assert memory.search("harbour", limit=3)["hits"]
+        (config.vault / "b.md").write_text("# B\n\nThe zephyrquartz.\n", encoding="utf-8")
+        memory.sync_paths(["b.md"])
+        assert memory.search("zephyrquartz", limit=3)["hits"]
+
+
+def test_a_stopping_daemon_compacts_nothing_and_gives_up_a_compaction_under_way(config: Config) -> None:
+    """A compaction requested while a sync runs waits for it; Ctrl-C ends the sync, and the
+    compaction (up to a minute at 50k notes) would then hold the daemon's exit."""
+    from vaultmind.errors import SyncStopped
+
+    (config.vault / "a.md").write_text("# A\n\nSome text about the harbour.\n", encoding="utf-8")
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.index.checkpoint()
+        before = config.index_path.read_bytes()
+
+        def stop_midway(phase: str, done: int, total: int) -> None:
+            if done == 1:
+                memory.stopping.set()
+
+        with pytest.raises(SyncStopped):
+            memory.compact(stop_midway)  # given up before the second table's rows
+        with pytest.raises(SyncStopped):
+            memory.compact()  # stopping: not begun
+        assert memory.compact_if_wasteful() is None
+        assert not Path(f"{config.index_path}{COPY_SUFFIX}").exists()
+        assert memory.search("harbour", limit=3)["hits"]
+        assert config.index_path.read_bytes() == before  # the same file, untouched

@@ -104,7 +104,8 @@ class DaemonError(VaultmindError):
 
 class SyncStopped(VaultmindError):
     """A whole-vault sync left off at a batch boundary because its daemon is stopping: the
-    batches applied are committed, the next sync applies the rest."""
+    batches applied are committed, the next sync applies the rest. Also a compaction given up
+    for the same reason (`index.compact`), the index as it was."""
 
     code = "stopped"
 

@@ -23,7 +23,7 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import NotFound
+from vaultmind.errors import NotFound, SyncStopped
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -154,9 +154,11 @@ class Memory:
 
     def compact(self, progress: Progress | None = None) -> dict[str, Any]:
         """The index file copied into a new one put in its place (`index.compact`), with syncs
-        and background upkeep held off; its size before and after and the rows copied."""
+        and background upkeep held off; its size before and after and the rows copied. Not
+        once the daemon is stopping (`SyncStopped`): a compaction waiting for a sync to end
+        would otherwise start when Ctrl-C ends that sync, and hold the exit."""
         with self.foreground(), self.sync_lock:
-            return self.index.compact(progress or self.syncer.progress).to_dict()
+            return self.index.compact(progress or self.syncer.progress, self.stopping).to_dict()
 
     def compact_if_wasteful(self) -> dict[str, Any] | None:
         """Background upkeep, once a pass is done: compact the index (`compact`) when its file
@@ -177,7 +179,9 @@ class Memory:
                 return None
             log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
             try:
-                return self.index.compact(self.syncer.progress).to_dict()
+                return self.index.compact(self.syncer.progress, self.stopping).to_dict()
+            except SyncStopped:  # the daemon is stopping: the index as it was
+                return None
             except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
                 log.warning("the index could not be compacted: %s", exc)
                 return None

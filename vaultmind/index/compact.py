@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from pathlib import Path
 
 import duckdb
 
+from vaultmind.errors import SyncStopped
 from vaultmind.index.connection import connect
 from vaultmind.model import Progress
 
@@ -51,6 +53,20 @@ COPY_ALIAS = "vaultmind_compact"  # the copy's name while it is attached to the 
 WORTH_RATIO = 2.0  # a copy is made when the file is this many times what it holds live
 WORTH_MIN_BYTES = 32 * 2**20  # … and larger than this
 PHASE = "compact"
+# DuckDB's buffer pool and threads while the copy is written (then the connection's own again):
+# under the index's usual 512 MB pool, one thread less, a 620 MB index at 50k notes took the
+# process from 98 to 666 MB resident (a daemon idles at ~430–490 MB there); under these, to
+# 207 MB, in 22–35 s instead of 10 (load 2–7). 32 MB ran out of memory copying it.
+COPY_SETTINGS = {"memory_limit": "64MB", "threads": "1"}
+# the settings a process may have changed on the index's connection, set again on the connection
+# to the compacted file (a new database: DuckDB's defaults otherwise) — the serving pool's
+# allocator settings (`ServingPool.serve`) among them, which give freed memory back to the system
+CARRIED_SETTINGS = ("memory_limit", "threads", "allocator_flush_threshold", "allocator_background_threads")
+_SIZE_SETTINGS = frozenset({"memory_limit", "allocator_flush_threshold"})
+# how long the file is waited for once the old connection is closed: another process (a command
+# run without the daemon) may take it in that moment, and without it the index has no connection
+# at all (every later statement would fail), so it is waited for far longer than a command waits
+REOPEN_WAIT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -129,12 +145,15 @@ def compact(
     path: Path,
     reconnected: Callable[[duckdb.DuckDBPyConnection], object],
     progress: Progress | None = None,
+    stopping: threading.Event | None = None,
 ) -> Compacted:
     """Copy the index open on `con` at `path` into a new file and rename that over it; what was
     done. The caller holds every use of `con` off meanwhile (the index's lock). On an error
     before `con` is closed, the old file stays in place and `con` open on it; once it is
     closed, `reconnected` is given the connection to whichever file is in place, whatever
-    happens next (a failed rename leaves the old one)."""
+    happens next (a failed rename leaves the old one). Once `stopping` is set (a daemon
+    stopping) it is given up before the next table's rows, `SyncStopped`: at 50k notes the
+    copy takes up to a minute, which the daemon's exit would otherwise wait for."""
     step = progress or (lambda phase, done, total: None)
     before = path.stat().st_size
     remove_stale_copy(path)
@@ -142,16 +161,23 @@ def compact(
     con.execute("CHECKPOINT")
     tables = _tables(con)
     total = len(tables) + 2  # each table's rows, the copy checked and flushed, the old file closed, the rename
+    settings = _settings(con)
+
+    def next_table(done: int) -> None:
+        _unless_stopping(stopping)
+        step(PHASE, done, total)
+
     try:
-        _write_copy(con, copy, tables, lambda done: step(PHASE, done, total))
+        _apply(con, COPY_SETTINGS)
+        _write_copy(con, copy, tables, next_table)
         rows = _checked_copy(con, copy, tables)
         _flush(copy)
     except BaseException:
         _detach(con)
         remove_stale_copy(path)
+        _apply(con, settings)
         raise
     step(PHASE, len(tables), total)
-    settings = _settings(con)
     con.close()  # its checkpoint: the WAL emptied and removed
     replaced = False
     try:
@@ -170,6 +196,11 @@ def compact(
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)
+
+
+def _unless_stopping(stopping: threading.Event | None) -> None:
+    if stopping is not None and stopping.is_set():
+        raise SyncStopped("the daemon is stopping: the index was not compacted (it is as it was)")
 
 
 def _tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -245,19 +276,26 @@ def _detach(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The connection's settings a serving process changes (its pool, its threads), to set
-    again on the connection to the compacted file."""
-    row = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone() or ("", "")
-    return {"memory_limit": str(row[0]), "threads": str(row[1])}
+    """The connection's `CARRIED_SETTINGS` as values to set again (sizes as DuckDB shows them
+    are cut to 0.1 MiB: `limit_setting`)."""
+    from vaultmind.index.pool import limit_setting
+
+    shown = con.execute(f"SELECT {', '.join(f'current_setting({name!r})' for name in CARRIED_SETTINGS)}").fetchone()
+    values = dict(zip(CARRIED_SETTINGS, (str(v) for v in shown or ()), strict=True))
+    return {name: limit_setting(v) if name in _SIZE_SETTINGS else v for name, v in values.items()}
+
+
+def _apply(con: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
+    """Each of `settings` set on `con`, as far as DuckDB lets it (a memory limit below what is
+    pinned fails: the pool stays as it is)."""
+    for name, value in settings.items():
+        with suppress(duckdb.Error):
+            con.execute(f"SET {name} = '{value}'")
 
 
 def _reopened(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    from vaultmind.index.pool import limit_setting
-
-    con = connect(path)
-    with suppress(duckdb.Error):
-        con.execute(f"SET memory_limit = '{limit_setting(settings['memory_limit'])}'")
-        con.execute(f"SET threads = {int(settings['threads'])}")
+    con = connect(path, wait_s=REOPEN_WAIT_S)
+    _apply(con, settings)
     return con
 
 

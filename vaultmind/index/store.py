@@ -117,14 +117,14 @@ class Index:
             finally:
                 self.con.close()
 
-    def compact(self, progress: Progress | None = None) -> Compacted:
+    def compact(self, progress: Progress | None = None, stopping: threading.Event | None = None) -> Compacted:
         """The file copied into a new one put in its place (`compact`): the space churn left
         unused given back, every row kept. Views stay: their rows are the same."""
         if self.path is None:
             return Compacted(0, 0, {})
         with self.lock:
             self._sizes = None  # counted again from the compacted file
-            return compact(self.con, self.path, self._reconnected, progress)
+            return compact(self.con, self.path, self._reconnected, progress, stopping)
 
     def _reconnected(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
