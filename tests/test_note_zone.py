@@ -36,9 +36,10 @@ def _times(memory: Memory) -> dict[str, str | None]:
 
 
 @pytest.fixture
-def machine_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This machine's zone set to Auckland's for one test (its clock's `TZ`), then back."""
-    monkeypatch.setenv("TZ", "Pacific/Auckland")
+def machine_zone(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Iterator[None]:
+    """This machine's zone set for one test (its clock's `TZ`: Auckland's, or the test's
+    parameter), then back."""
+    monkeypatch.setenv("TZ", getattr(request, "param", "Pacific/Auckland"))
     time.tzset()
     yield
     monkeypatch.undo()
@@ -85,6 +86,22 @@ def test_without_a_zone_named_a_notes_date_is_read_on_this_machines_clock(vault:
         memory.sync()
         assert _times(memory) == {"Daily/2024-05-01.md": "2024-05-01T00:00"}  # noon at UTC+12
         assert _inside(memory, "what did I write on 1 May?", "Pacific/Auckland") == ["Daily/2024-05-01.md"]
+
+
+@pytest.mark.parametrize("machine_zone", ["America/Santiago"], indirect=True)
+def test_a_clock_time_summer_time_skipped_is_read_alike_on_this_machines_clock(vault: Path, machine_zone: None) -> None:
+    """Santiago's clocks went from midnight to 1 am on 8 September 2024: a note dated 00:30 that
+    day is read with the offset before the change, as the zone named in the settings reads it
+    (this machine's clock read it with the offset after: 23:30 on 7 September)."""
+    text = "---\ndate: 2024-09-08T00:30\n---\n# Late\n\nFixed the boiler valve.\n"
+    named = parse_note("Late.md", text, zone="America/Santiago").leaves[0].timestamp
+    assert parse_note("Late.md", text).leaves[0].timestamp == named == "2024-09-08T04:30:00Z"
+    write(vault, "Late.md", text)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        asked = datetime(2024, 9, 10, 10, tzinfo=ZoneInfo("America/Santiago"))
+        hits = memory.walk("what did I write on 8 September?", limit=10, reference_time=asked)["hits"]
+        assert [h["note_path"] for h in hits if h["breakdown"].get("inside")] == ["Late.md"]
 
 
 def test_dated_notes_are_read_again_when_the_vaults_zone_changes(vault: Path) -> None:
