@@ -55,9 +55,9 @@ def _on_this_machines_clock(value: datetime) -> datetime:
 
 def zone_key(name: str) -> str:
     """What names the zone `note_zone(name)` reads in, for an index to tell when it changed
-    (its dated notes are then read again: at 10k notes, 7k of them dated, two minutes): the
-    name, or this machine's zone by its names and offsets, not by how it was named (`TZ=
-    Europe/London` and a London machine's own setting read alike, and re-read nothing)."""
+    (its dated notes then take their times in the new one: `sync_zone`): the name, or this
+    machine's zone by its names and offsets, not by how it was named (`TZ=Europe/London` and a
+    London machine's own setting read alike)."""
     if name:
         return name
     return f"machine:{'/'.join(time.tzname)}:{time.timezone}:{time.altzone}"
