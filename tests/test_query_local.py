@@ -27,3 +27,21 @@ def test_a_deleted_note_is_not_answered_and_a_new_one_is_found(vault: Path) -> N
     assert _paths(ask(config, "walk", {"query": "where did Marco want the launch?"})) == []
     answer = ask(config, "search", {"query": "axolotlgrid"})
     assert _paths(answer) == ["Axolotl.md"] and "notice" not in answer
+
+
+def test_an_index_an_older_vaultmind_built_answers_saying_it_is_not_up_to_date(vault: Path) -> None:
+    """Such an index is not rebuilt for a question, so it is not synced either: the answer says
+    so in its `notice` (it was said on stderr alone, which an agent's MCP host shows nobody),
+    as it does when the index cannot be written."""
+    from vaultmind.memory import Memory
+
+    write(vault, "Meetings/Launch sync.md", "# Launch sync\n\nMarco preferred the harbour venue for the launch.\n")
+    (vault / ".vaultmind").mkdir()
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:  # what a migration asking for a rebuild leaves
+        memory.sync()
+        memory.index.con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+    (vault / "Meetings/Launch sync.md").unlink()
+    answer = ask(config, "walk", {"query": "where did Marco want the launch?"})
+    assert _paths(answer) == ["Meetings/Launch sync.md"]  # as it was indexed
+    assert "built by an older vaultmind" in answer["notice"] and "vaultmind sync" in answer["notice"]

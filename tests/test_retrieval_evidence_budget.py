@@ -111,6 +111,19 @@ def test_a_code_blocks_lines_stay_lines_in_the_evidence(vault: Path, memory: Mem
     assert "To roll back the kangaroo service, run:" in evidence
 
 
+def test_a_code_block_left_open_is_closed_in_its_item(vault: Path, memory: Memory) -> None:
+    """A note whose last code block is never closed (it runs to the note's end, as in Obsidian):
+    its item closes it, so the citation and the items after it are not read as part of the code."""
+    write(
+        vault,
+        "Runbooks/Wombat.md",
+        "# Wombat\n\nTo restart the wombat queue, run:\n\n~~~~sh\n./wombat restart --queue\n./wombat status\n",
+    )
+    memory.sync()
+    evidence = memory.query("walk", {"query": "how do I restart the wombat queue?", "evidence": True})["evidence"]
+    assert "~~~~sh\n./wombat restart --queue\n./wombat status\n~~~~\n   ↳ [[Runbooks/Wombat" in evidence
+
+
 def test_the_least_budget_a_too_small_answer_names_is_accepted() -> None:
     """The size "budget too small" asks for was worked out apart from the cut (its "…" marks,
     its passage): asked with it, the answer was the same refusal. Asked with it now, the block

@@ -29,20 +29,19 @@ import stat as stat_mod
 import time
 from collections.abc import Iterable, Mapping
 
+from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.model import FileStat, Problem, SyncStats
 from vaultmind.sync_apply import Applier
 from vaultmind.sync_diff import IndexedState, indexed_states
 from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
+from vaultmind.sync_zone import retime_dated_notes
 from vaultmind.vault.atomic import remove_stale_temps
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.read import KEPT
 from vaultmind.vault.scan import ScanResult, bad_name, folder_id, is_utf8, linked_note, scan_vault, stat_one
-from vaultmind.zones import zone_key
 
 log = logging.getLogger(__name__)
-
-NOTE_ZONE = "note_zone"  # meta: the zone the index read notes' local dates in (`zones.zone_key`)
 
 # what a stat of a path given to `sync_paths` may fail with when there is nothing there to keep
 # (gone, a file on its way, a symlink that loops: as `Path.is_dir` reads them)
@@ -64,7 +63,7 @@ class Syncer(Applier):
         if cut_at is not None and cut_at != str(self.config.chunk_tokens):
             log.warning("chunk size changed (%s → %s tokens): every note is cut again", cut_at, self.config.chunk_tokens)
             rebuild = True
-        self._reread_dates_of_another_zone()
+        self._retime_for_zone()
         scan = scan_vault(self.config.vault, self.rules)
         for rel in remove_stale_temps(self.config.vault, scan.temps):
             log.info("removed %s, a temporary file left by an interrupted write", rel)
@@ -98,20 +97,13 @@ class Syncer(Applier):
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _reread_dates_of_another_zone(self) -> None:
-        """When the zone notes' local dates are read in (`zones.note_zone`) is not the one the
-        index read them in (`[ingest] timezone` or this machine's zone changed, or an index
-        from before it was kept, which read them as UTC), the dated notes of yours are read
-        again by this sync (their stored hash is forgotten): their leaves' times follow."""
-        key = zone_key(self.config.ingest_timezone)
-        if self.index.get_meta(NOTE_ZONE) == key:
-            return
-        with self.index.transaction() as con:
-            con.execute(
-                "UPDATE notes SET sha256 = '', ino = NULL WHERE kind = 'user' "
-                "AND path IN (SELECT note_path FROM leaves WHERE ts IS NOT NULL)"
-            )
-            self.index.set_meta(con, NOTE_ZONE, key)
+    def _retime_for_zone(self) -> None:
+        """Your dated notes' times in the zone their local dates are read in now, when it
+        changed (`sync_zone.retime_dated_notes`); the resident leaves then load again."""
+        if retime_dated_notes(self.index, self.config.ingest_timezone):
+            change = ChangeSet(reset=True)
+            for listener in self.listeners:
+                listener(change)
 
     def _kept_on_rebuild(self, scan: ScanResult, indexed: Mapping[str, IndexedState]) -> list[str]:
         """The indexed notes whose rows a rebuild keeps: those in folders it cannot list, and

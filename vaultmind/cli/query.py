@@ -190,8 +190,9 @@ def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any
     """A mode's answer from the index opened in this process (no daemon runs), after the one
     sync every other path runs (`Memory.sync`: incremental, a stat of each note when nothing
     changed), so a note deleted since is never answered and one just saved is found. An index
-    an older vaultmind built is not rebuilt for a question (said on stderr, with how to);
-    one that cannot be written answers as it is, its `notice` saying so."""
+    an older vaultmind built is not rebuilt for a question, one that cannot be written answers
+    as it is: the answer's `notice` says either, with how to (said on stderr, an agent's MCP
+    host showed it to nobody)."""
     from vaultmind.index.store import REBUILD_UNDER_WAY
 
     notice = None
@@ -199,12 +200,11 @@ def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any
         if memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY:  # the wait is said, and why
             print("vaultmind: a rebuild of the index was interrupted; finishing it first", file=sys.stderr)
         memory.sync()
-    elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built
-        print(
-            "vaultmind: this index was built by an older vaultmind and is not rebuilt yet, so these "
-            "answers lack what this version derives from the notes; "
-            f"run `{command_line('sync', '--vault', config.vault)}` once (or start `{command_line('serve', '--vault', config.vault)}`) to rebuild it",
-            file=sys.stderr,
+    elif memory.index.get_meta("needs_rebuild"):  # an index an older vaultmind built: the listing says it ("note: …")
+        notice = (
+            "this index was built by an older vaultmind and is not rebuilt yet, so these answers lack what "
+            "this version derives from the notes and may miss notes changed since it was last synced; "
+            f"run `{command_line('sync', '--vault', config.vault)}` once (or start `{command_line('serve', '--vault', config.vault)}`) to rebuild it"
         )
     else:
         notice = _brought_up_to_date(config, memory)

@@ -64,7 +64,9 @@ def one_line(text: str) -> str:
 def one_line_but_code(text: str) -> str:
     """`text` as `one_line` gives it, but for its fenced code blocks, whose lines stay lines:
     joined, a command under a `# comment` line would read as part of the comment. The prose
-    before a block, the block line by line (its fences included), the prose after it."""
+    before a block, the block line by line (its fences included), the prose after it. A block
+    left open (it runs to the note's end, as Obsidian shows it) is closed here, so what follows
+    the text (an evidence item's citation, the next items) is not read as its code."""
     out: list[str] = []
     prose: list[str] = []
     fence = ""
@@ -80,6 +82,8 @@ def one_line_but_code(text: str) -> str:
         out.append(line.rstrip())
     if prose and (joined := one_line("\n".join(prose))):
         out.append(joined)
+    if fence:
+        out.append(fence)
     return "\n".join(out)
 
 
