@@ -38,7 +38,7 @@ from vaultmind.bench.indexing import bench_cold, bench_rescan
 from vaultmind.bench.search import bench_entity_search, bench_query, bench_walk
 from vaultmind.bench.serving import bench_rss, bench_save_to_query, restore_saved
 from vaultmind.bench.synth import SOURCES_SHARE, generate_vault, read_manifest
-from vaultmind.bench.vaults import note_paths
+from vaultmind.bench.vaults import note_paths, refuse_running_daemon
 from vaultmind.errors import UsageError
 from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
 
@@ -75,13 +75,18 @@ def machine() -> dict[str, Any]:
     }
 
 
+def vault_dir(workdir: Path, notes: int, seed: int) -> Path:
+    """Where a run keeps the synthetic vault of (notes, seed)."""
+    return workdir / f"vault-{notes}-s{seed}"
+
+
 def prepare_vault(
     workdir: Path, notes: int, seed: int, progress: Progress | None = None
 ) -> tuple[Path, dict[str, Any]]:
     """The synthetic vault for (notes, seed) under `workdir`: reused when its manifest matches
     (a vault generated with another share of chat sources does not) and it still holds exactly
     its notes, else (re)generated. Returns (vault, generation figures)."""
-    vault = workdir / f"vault-{notes}-s{seed}"
+    vault = vault_dir(workdir, notes, seed)
     manifest = read_manifest(vault)
     wanted = {"notes": notes, "seed": seed, "sources_share": SOURCES_SHARE}
     matches = manifest is not None and all(manifest.get(key) == value for key, value in wanted.items())
@@ -176,6 +181,8 @@ def run_benchmarks(
     say = announce or (lambda text: None)
     report: dict[str, Any] = {"machine": machine(), "seed": seed, "embeddings": embed_provider, "sizes": {}}
     for notes in sizes:
+        if vault_dir(workdir, notes, seed).is_dir():  # before a reused vault is cleaned or benchmarked
+            refuse_running_daemon(vault_dir(workdir, notes, seed))
         say(f"{notes:,} notes: preparing the vault")
         vault, gen = prepare_vault(workdir, notes, seed, progress)
         size: dict[str, Any] = {"vault": gen}

@@ -15,7 +15,7 @@ from typing import Any
 from vaultmind.bench.daemon import DaemonProcess, running_daemon, waiting_jobs
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
 from vaultmind.bench.processes import child_env, descendants, peak_rss, proc_rss, run_and_measure
-from vaultmind.bench.vaults import delete_index, note_paths, vault_config
+from vaultmind.bench.vaults import delete_index, note_paths, refuse_running_daemon, vault_config
 from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.child import python_command
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
@@ -133,6 +133,7 @@ def bench_rss(
     while it keeps answering one every `SERVE_EVERY_S` for `serve_s` seconds, through the NER
     catch-up a cold index leaves."""
     progress = progress or no_progress
+    refuse_running_daemon(vault)
     config = vault_config(vault, embed_provider)
     if cold:
         delete_index(config)
