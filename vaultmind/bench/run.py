@@ -15,7 +15,8 @@ The benchmarks are library functions returning plain dicts of numbers, each for 
                         after start-up and a few queries, with its RSS (and any workers') every
                         0.25 s (`bench.serving`)
 - `bench_query`         in-process search latency over a fixed query set (`bench.search`)
-- `bench_walk`, `bench_entity_search`  in-process walk and entity search latency (`bench.search`)
+- `bench_walk`, `bench_entity_search`  in-process walk latency (without the question's
+                        embedding, which is reported apart) and entity search latency (`bench.search`)
 
 Timings are wall-clock (`time.perf_counter`); repeated measurements are summarised as
 min/median/max (or percentiles for latencies, `bench.figures`). Peak RSS comes from the kernel
