@@ -32,7 +32,7 @@ class DaemonProcess:
 
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
-        self.timeline = TreeSampler(proc.pid, interval_s=0.25)
+        self.timeline = TreeSampler(proc.pid, interval_s=0.25, with_pss=True)
         self.timeline.start()
         self.client: DaemonClient | None = None
         self.status: dict[str, Any] = {}  # `/v1/status` when it became ready
