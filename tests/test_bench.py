@@ -421,3 +421,22 @@ def test_the_walk_figures_leave_out_the_question_s_embedding(tmp_path: Path, mon
     assert walk["with_embedding"]["p50_s"] >= 0.05
     assert walk["p50_s"] <= walk["with_embedding"]["p50_s"] - 0.045
     assert walk["dense_recall_at_100"] is not None and 0 < walk["dense_recall_at_100"] <= 1
+
+
+@pytest.mark.slow
+def test_the_entity_benchmark_runs_once_per_run_and_shows_its_progress(tmp_path: Path) -> None:
+    """Its 50,000 entities do not depend on the vault: a run of two sizes built them twice,
+    row by row (over a minute each on a busy host) with no progress but "working". It is
+    measured once, its figures given at each size, and says what it is doing."""
+    from vaultmind.bench.run import run_benchmarks
+
+    said: list[tuple[str, int, int]] = []
+    report = run_benchmarks([20, 30], only=["entities"], workdir=tmp_path,
+                            progress=lambda phase, done, total: said.append((phase, done, total)))  # fmt: skip
+    first, second = report["sizes"]["20"]["entities"], report["sizes"]["30"]["entities"]
+    assert first["entities"] == 50_000 and first["queries_with_hits"] > 0
+    assert second == {**first, "measured_at_size": 20}
+    assert ("entities: filling the table", 0, 50_000) in said and ("entities: filling the table", 50_000, 50_000) in said
+    assert said.count(("entities: filling the table", 0, 50_000)) == 1
+    assert ("entities: queries", 200, 200) in said
+    assert report["pass"]["30"]["entities.p95_s"] in (True, False)

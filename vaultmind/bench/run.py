@@ -50,6 +50,9 @@ from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
 BENCHMARKS = ("rescan", "cold", "query", "rss", "save", "walk", "entities")
 """All benchmarks, in the order `run_benchmarks` runs them."""
 
+VAULT_FREE = ("entities",)
+"""Benchmarks that build their own data, the same at every vault size: run once per run."""
+
 SERVE_S_PER_NOTE = 0.0012  # rss: how long the daemon keeps answering questions (50k notes: 60 s)
 
 
@@ -131,7 +134,7 @@ def _run_one(
     if name == "walk":
         return bench_walk(vault, repeats=repeats or 3, embed_provider=embed_provider, seed=seed, progress=progress)
     if name == "entities":
-        return bench_entity_search(seed=seed)
+        return bench_entity_search(seed=seed, progress=progress)
     if name == "query":
         return bench_query(
             vault, repeats=repeats or 3, embed_provider=embed_provider, seed=seed, progress=progress
@@ -154,8 +157,8 @@ def run_benchmarks(
     """Generate (or reuse) a vault per size under `workdir` and run the chosen benchmarks.
 
     Order: cold (no embeddings), rss (a cold `reindex` with `embed_provider`, which also
-    embeds every leaf), rescan, query, walk, entities, save (the daemon edits the vault and
-    restores it).
+    embeds every leaf), rescan, query, walk, entities (once per run: `VAULT_FREE`), save (the
+    daemon edits the vault and restores it).
     """
     unknown = sorted(set(only) - set(BENCHMARKS))
     if unknown:
@@ -163,6 +166,7 @@ def run_benchmarks(
             f"unknown benchmark(s): {', '.join(unknown)}", hint=f"choose from {', '.join(BENCHMARKS)}"
         )
     say = announce or (lambda text: None)
+    once: dict[str, tuple[int, dict[str, Any]]] = {}  # VAULT_FREE benchmark → (size measured at, figures)
     report: dict[str, Any] = {"machine": machine(), "seed": seed, "embeddings": embed_provider, "sizes": {}}
     for notes in sizes:
         _refuse_a_served_vault(vault_dir(workdir, notes, seed))
@@ -171,6 +175,10 @@ def run_benchmarks(
         size: dict[str, Any] = {"vault": gen}
         plan = [name for name in ("cold", "rss", "rescan", "query", "walk", "entities", "save") if name in only]
         for name in plan:
+            if name in once:  # the same figures at every size: measured at the first
+                size[name] = {**once[name][1], "measured_at_size": once[name][0]}
+                say(f"{notes:,} notes: {name}: the figures of {once[name][0]:,} notes (it uses no vault)")
+                continue
             say(f"{notes:,} notes: {name}")
             try:
                 size[name] = _run_one(name, vault, notes, seed, embed_provider, samples, repeats, progress)
@@ -178,6 +186,8 @@ def run_benchmarks(
                 message = f"{type(exc).__name__}: {exc}"
                 size[name] = {"error": message}
                 say(f"{notes:,} notes: {name} failed: {message.splitlines()[0][:300]}")
+            if name in VAULT_FREE and "error" not in size[name]:
+                once[name] = (notes, size[name])
         report["sizes"][str(notes)] = size
     report["machine"]["load_avg_1m_end"] = machine()["load_avg_1m"]
     report["targets"] = {key: describe(key) for key in TARGETS}
