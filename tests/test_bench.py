@@ -146,6 +146,23 @@ def test_a_target_is_checked_only_at_the_size_it_is_stated_for(capsys: pytest.Ca
     assert "30.0 n/a" in walk and "<= 20 at 100k leaves" in walk
 
 
+def test_the_table_s_cells_line_up_whatever_the_labels_length(capsys: pytest.CaptureFixture[str]) -> None:
+    """Labels longer than the 32 characters the table padded to ("walk: dense recall@100 vs
+    full scan") pushed their row's cells to the right of the others'."""
+    from vaultmind.cli.bench import print_report
+
+    sizes = {"1000": {"walk": {"p50_s": 0.01, "dense_recall_at_100": 0.9, "embed_p50_s": 0.0002}},
+             "50000": {"walk": {"p50_s": 0.02, "dense_recall_at_100": 0.8, "embed_p50_s": 0.0003}}}  # fmt: skip
+    report = {"machine": {"cpus": 2, "load_avg_1m": 1.0, "python": "3.11"}, "embeddings": "static",
+              "sizes": sizes, "pass": {"1000": {}, "50000": {}}}  # fmt: skip
+    print_report(report)
+    lines = capsys.readouterr().out.splitlines()[1:]
+    header, rows = lines[0], [line for line in lines[1:] if line.startswith(("walk p50", "walk: dense", "walk: question"))]
+    assert len(rows) == 3
+    ends = {len(line.split("   <=")[0].rstrip()) if "<=" in line else len(line.rstrip()) for line in rows}
+    assert ends == {len(header.split("   target")[0])}, "each row's last cell ends under its size"
+
+
 def _positive_numbers(value: object, where: str = "") -> None:
     if isinstance(value, dict):
         for key, item in value.items():

@@ -278,11 +278,11 @@ def print_report(report: dict[str, Any]) -> None:
         f"Python {m['python']}, embeddings {report['embeddings']}"
     )
     sizes = list(report["sizes"])
-    header = f"{'':32}" + "".join(f"{int(s):>14,}" for s in sizes) + "   target"
+    rows = [row for row in _ROWS if any(row[1] in report["sizes"][s] for s in sizes)]
+    width = max((len(row[0]) for row in rows), default=0) + 2  # every label's cells in the same columns
+    header = " " * width + "".join(f"{int(s):>14,}" for s in sizes) + "   target"
     print(header)
-    for label, bench, metric, scale, digits in _ROWS:
-        if not any(bench in report["sizes"][s] for s in sizes):
-            continue
+    for label, bench, metric, scale, digits in rows:
         cells = ""
         for s in sizes:
             value = _get(report["sizes"][s], bench, metric)
@@ -292,4 +292,4 @@ def print_report(report: dict[str, Any]) -> None:
         target = TARGETS.get(f"{bench}.{metric}")
         bound = f"{target.op} {_fmt(target.bound, scale, digits if scale == 1 else 0)}" if target else ""
         bound += f" at {target.stated_for}" if target and target.stated_for else ""
-        print(f"{label:32}{cells}   {bound}")
+        print(f"{label:{width}}{cells}   {bound}")
