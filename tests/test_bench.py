@@ -317,9 +317,10 @@ def test_a_process_tree_s_memory_is_its_processes_summed_shared_pages_once(tmp_p
     script.write_text(_TWO_HOLDERS, encoding="utf-8")
     run = run_tree_measured([sys.executable, str(script)], child_env(None), subprocess.DEVNULL, with_pss=True)
     assert run.code == 0
-    assert 100_000_000 <= run.peak_max < 150_000_000, "the largest single process"
-    assert run.peak_pss is not None and run.peak_pss >= 200_000_000, "both processes' 100 MB"
-    assert run.peak_pss <= run.peak_sum, "pages shared by both counted once"
+    assert run.peak_max >= 100_000_000, run  # the largest single process
+    assert run.peak_pss is not None and run.peak_pss >= 200_000_000, run  # both processes' 100 MB
+    assert run.peak_pss >= run.peak_max + 40_000_000, run  # more than any one process
+    assert run.peak_pss <= run.peak_sum, run  # pages shared by both counted once
 
 
 @pytest.mark.slow
