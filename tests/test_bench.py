@@ -305,8 +305,8 @@ else:
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="PSS is read from Linux's /proc")
 def test_a_process_tree_s_memory_is_its_processes_summed_shared_pages_once(tmp_path: Path) -> None:
     """The memory targets are of what vaultmind costs: the daemon with its NER process, a
-    reindex with its workers. The kernel's `wait4` figure is the largest single process of the
-    tree, 100 MB here where the tree holds 200 MB; the tree's PSS counts both, and the pages the
+    reindex with its workers. The figure checked before was one process of the tree, ~112 MB
+    here where the tree holds 200 MB of its own; the tree's PSS counts both, and the pages the
     two share (the interpreter) once, so it stays below the RSS summed."""
     import subprocess
     import sys
@@ -317,9 +317,11 @@ def test_a_process_tree_s_memory_is_its_processes_summed_shared_pages_once(tmp_p
     script.write_text(_TWO_HOLDERS, encoding="utf-8")
     run = run_tree_measured([sys.executable, str(script)], child_env(None), subprocess.DEVNULL, with_pss=True)
     assert run.code == 0
-    assert run.peak_max >= 100_000_000, run  # the largest single process
-    assert run.peak_pss is not None and run.peak_pss >= 200_000_000, run  # both processes' 100 MB
-    assert run.peak_pss >= run.peak_max + 40_000_000, run  # more than any one process
+    assert run.peak_max >= 100_000_000, run  # the largest single process (~112 MB)
+    # both processes' 100 MB, which no single process holds (the largest-process figure is no
+    # bound here: the kernel's `wait4` figure of a child started by vfork and exec carries the
+    # high-water mark of its parent, this test process, which may be the larger)
+    assert run.peak_pss is not None and run.peak_pss >= 200_000_000, run
     assert run.peak_pss <= run.peak_sum, run  # pages shared by both counted once
 
 
