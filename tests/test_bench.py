@@ -290,6 +290,23 @@ def test_a_child_s_peak_memory_and_a_gone_process_s(tmp_path: Path) -> None:
     assert peak_rss(ended.pid) == (None, None) and proc_rss(ended.pid) == (0, 0)
 
 
+def test_a_child_s_peak_is_its_own_not_its_larger_parent_s() -> None:
+    """A child started by vfork and exec (`subprocess`) inherits its parent's high-water mark
+    in the kernel's `wait4` figure: an empty child of a process holding 300 MB measured 300 MB.
+    Sampled from /proc, the child's peak is its own."""
+    import subprocess
+    import sys
+
+    from vaultmind.bench.processes import child_env, run_tree_measured
+
+    held = b"x" * 300_000_000
+    run = run_tree_measured([sys.executable, "-c", "import time; time.sleep(0.3)"], child_env(None), subprocess.DEVNULL)
+    assert len(held) and run.code == 0
+    if Path("/proc/self/status").exists():
+        assert 0 < run.peak_max < 100_000_000, run
+        assert run.peak_sum < 100_000_000, run
+
+
 # a process holding 100 MB of its own that starts a child holding 100 MB of its own, both alive
 # together for a while
 _TWO_HOLDERS = """

@@ -48,7 +48,10 @@ def run_tree_measured(
 ) -> TreeRun:
     """Run `cmd` to its end, sampling the RSS (and with `with_pss` the PSS) of it and its
     descendants every `interval_s` (Linux `/proc`; elsewhere only the kernel's figure for the
-    child, via `wait4`, is known)."""
+    child, via `wait4`, is known). Where the samples exist they are the figures: `wait4`'s peak
+    of a child started by vfork and exec (as `subprocess` starts one) carries the high-water
+    mark of its parent at the exec, so a benchmark process larger than its child (after an
+    in-process walk) reported its own peak as the child's."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=stderr)
@@ -61,8 +64,9 @@ def run_tree_measured(
         seconds = time.perf_counter() - started
         out.seek(0)
         stdout = out.read()
-    pss = tree.peak_pss or None
-    return TreeRun(proc.returncode, seconds, stdout, cpu, max(hwm, tree.peak_max), max(tree.peak_sum, hwm), pss)
+    if tree.peak_max:  # sampled from /proc: the kernel's figure is not needed, and can mislead
+        return TreeRun(proc.returncode, seconds, stdout, cpu, tree.peak_max, tree.peak_sum, tree.peak_pss or None)
+    return TreeRun(proc.returncode, seconds, stdout, cpu, hwm, hwm)
 
 
 class TreeSampler(threading.Thread):
