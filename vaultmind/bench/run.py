@@ -21,9 +21,9 @@ The benchmarks are library functions returning plain dicts of numbers, each for 
 
 Timings are wall-clock (`time.perf_counter`); repeated measurements are summarised as
 min/median/max (or percentiles for latencies, `bench.figures`). Peak memory comes from the
-kernel (`wait4` rusage for a finished child, `/proc/<pid>/status` VmHWM for a live one, a
-process tree's PSS sampled from `/proc/<pid>/smaps_rollup`: `bench.processes`), so no extra
-dependency is needed at run time.
+kernel (`/proc/<pid>/status` VmHWM and a process tree's PSS from `/proc/<pid>/smaps_rollup`,
+sampled; `wait4` rusage for a finished child where there is no `/proc`: `bench.processes`), so
+no extra dependency is needed at run time.
 """
 
 from __future__ import annotations
