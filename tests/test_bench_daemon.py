@@ -58,3 +58,32 @@ def test_a_daemon_s_status_is_waited_for_though_it_takes_longer_than_10_s(vault:
     assert time.perf_counter() - started >= BUSY_S - 1
     assert "notes" in status and daemon.status is status
     assert waiting_jobs(daemon) is not None
+
+
+@pytest.mark.slow
+def test_the_benchmarks_refuse_a_vault_a_daemon_serves_before_touching_it(tmp_path: Path) -> None:
+    """The cold and rss benchmarks deleted the index of a daemon running on the vault (the
+    daemon then wrote to a removed file and lost its index, or crashed in DuckDB) and ran their
+    reindex through it. Each refuses such a vault first, as does a whole run, and the daemon's
+    index file is still the one it opened."""
+    from vaultmind.bench import run as bench_run
+    from vaultmind.bench.daemon import running_daemon as bench_daemon
+    from vaultmind.bench.indexing import bench_cold
+    from vaultmind.bench.serving import bench_rss
+    from vaultmind.bench.synth import generate_vault
+    from vaultmind.errors import UsageError
+
+    vault = tmp_path / "vault-30-s0"  # where a run keeps it
+    generate_vault(vault, 30, 0)
+    with bench_daemon(vault, embed_provider="none") as (daemon, _):
+        index = load_config(vault, embed_provider="none").index_path
+        inode = index.stat().st_ino
+        with pytest.raises(UsageError, match="daemon already runs"):
+            bench_cold(vault, repeats=1)
+        with pytest.raises(UsageError, match="daemon already runs"):
+            bench_rss(vault, embed_provider="none")
+        with pytest.raises(UsageError, match="daemon already runs"):
+            bench_run.run_benchmarks([30], only=["cold", "rss"], workdir=tmp_path, embed_provider="none")
+        assert index.stat().st_ino == inode
+        assert daemon.proc.poll() is None
+        assert daemon.search("the")["hits"] is not None

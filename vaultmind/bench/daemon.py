@@ -13,10 +13,10 @@ from typing import Any
 
 from vaultmind.bench.figures import Progress, no_progress
 from vaultmind.bench.processes import TreeSampler, child_env
-from vaultmind.bench.vaults import note_paths, vault_config
+from vaultmind.bench.vaults import note_paths, refuse_running_daemon, vault_config
 from vaultmind.child import python_command
 from vaultmind.client import DaemonClient, daemon_file, find_daemon
-from vaultmind.errors import DaemonError, UsageError
+from vaultmind.errors import DaemonError
 
 STATUS_TIMEOUT_S = 300.0
 """How long the bench waits for one `/v1/status`. The daemon answers status requests one at a
@@ -32,7 +32,7 @@ class DaemonProcess:
 
     def __init__(self, proc: subprocess.Popen[bytes]):
         self.proc = proc
-        self.timeline = TreeSampler(proc.pid, interval_s=0.25)
+        self.timeline = TreeSampler(proc.pid, interval_s=0.25, with_pss=True)
         self.timeline.start()
         self.client: DaemonClient | None = None
         self.status: dict[str, Any] = {}  # `/v1/status` when it became ready
@@ -66,9 +66,8 @@ def running_daemon(
     """Start `vaultmind watch` on `vault`; yield (daemon, start-up seconds) once its API answers
     and its first reconcile is done; stop it with SIGINT (then kill) on exit."""
     progress = progress or no_progress
+    refuse_running_daemon(vault)
     config = vault_config(vault, embed_provider)
-    if find_daemon(config) is not None:
-        raise UsageError(f"a vaultmind daemon already runs for {vault}", hint="stop it before benchmarking")
     expected = len(note_paths(vault, config.all_ignores))
     cmd = python_command("-m", "vaultmind", "watch", "--vault", str(vault))
     started = time.perf_counter()

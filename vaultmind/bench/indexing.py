@@ -14,7 +14,7 @@ import numpy as np
 
 from vaultmind.bench.figures import MB, Progress, no_progress, spread
 from vaultmind.bench.processes import child_env, run_tree_measured
-from vaultmind.bench.vaults import delete_index, note_paths, vault_config
+from vaultmind.bench.vaults import delete_index, note_paths, refuse_running_daemon, vault_config
 from vaultmind.child import python_command
 from vaultmind.config import DEFAULT_IGNORE
 from vaultmind.errors import VaultmindError
@@ -78,6 +78,7 @@ def bench_cold(vault: Path, *, repeats: int = 3, progress: Progress | None = Non
     largest single process (kernel high-water marks) and the largest sum over the tree
     (sampled every 20 ms)."""
     progress = progress or no_progress
+    refuse_running_daemon(vault)
     config = vault_config(vault, "none")
     cold: list[float] = []
     base: list[float] = []

@@ -26,7 +26,8 @@ def child_env(embed_provider: str | None) -> dict[str, str]:
 @dataclass(slots=True)
 class TreeRun:
     """A finished child process: exit code, wall seconds, stdout, CPU seconds (it and its reaped
-    children), peak RSS bytes of its largest process and of its process tree summed."""
+    children), peak RSS bytes of its largest process and of its process tree summed, and the
+    tree's largest summed PSS (None when not sampled or not known: `pss`)."""
 
     code: int
     seconds: float
@@ -34,15 +35,27 @@ class TreeRun:
     cpu_s: float
     peak_max: int
     peak_sum: int
+    peak_pss: int | None = None
 
 
-def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None) -> TreeRun:
-    """Run `cmd` to its end, sampling the RSS of it and its descendants (Linux `/proc`; elsewhere
-    only the kernel's figure for the child, via `wait4`, is known)."""
+def run_tree_measured(
+    cmd: list[str],
+    env: dict[str, str],
+    stderr: IO[bytes] | int | None,
+    *,
+    interval_s: float = 0.02,
+    with_pss: bool = False,
+) -> TreeRun:
+    """Run `cmd` to its end, sampling the RSS (and with `with_pss` the PSS) of it and its
+    descendants every `interval_s` (Linux `/proc`; elsewhere only the kernel's figure for the
+    child, via `wait4`, is known). Where the samples exist they are the figures: `wait4`'s peak
+    of a child started by vfork and exec (as `subprocess` starts one) carries the high-water
+    mark of its parent at the exec, so a benchmark process larger than its child (after an
+    in-process walk) reported its own peak as the child's."""
     started = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=stderr)
-        tree = TreeSampler(proc.pid)
+        tree = TreeSampler(proc.pid, interval_s, with_pss=with_pss)
         tree.start()
         try:
             cpu, hwm = _reap(proc) or (0.0, 0)
@@ -51,19 +64,31 @@ def run_tree_measured(cmd: list[str], env: dict[str, str], stderr: IO[bytes] | i
         seconds = time.perf_counter() - started
         out.seek(0)
         stdout = out.read()
-    return TreeRun(proc.returncode, seconds, stdout, cpu, max(hwm, tree.peak_max), max(tree.peak_sum, hwm))
+    if tree.peak_max:  # sampled from /proc: the kernel's figure is not needed, and can mislead
+        return TreeRun(proc.returncode, seconds, stdout, cpu, tree.peak_max, tree.peak_sum, tree.peak_pss or None)
+    return TreeRun(proc.returncode, seconds, stdout, cpu, hwm, hwm)
 
 
 class TreeSampler(threading.Thread):
     """Samples the summed RSS of a process and its descendants, and their high-water marks;
     `samples` keeps each sum, [(seconds since the sampler was made, bytes)], and `own` the
     process's own RSS at the same times: they show where a peak falls (start-up, loading,
-    queries, a child's work), which the high-water mark alone does not."""
+    queries, a child's work), which the high-water mark alone does not.
 
-    def __init__(self, pid: int, interval_s: float = 0.02):
+    With `with_pss` it also sums the processes' PSS (`proc_pss`) and keeps the largest sum,
+    `peak_pss`: the memory the tree costs, each page shared by n of its processes (a library,
+    a model file mapped by the daemon and its NER child) counted 1/n in each, so once in the
+    sum, where a sum of RSS counts it n times. Reading it costs the kernel a walk of each
+    process's page tables, so it is asked for where memory is the figure (`bench_rss`), not
+    where CPU time is (`bench_cold`). A sample every `interval_s`: a peak shorter than that
+    can be missed."""
+
+    def __init__(self, pid: int, interval_s: float = 0.02, *, with_pss: bool = False):
         super().__init__(name="bench-rss-sampler", daemon=True)
         self.pid = pid
         self.interval_s = interval_s
+        self.with_pss = with_pss
+        self.peak_pss = 0
         self.peak_sum = 0
         self.peak_max = 0
         self.samples: list[tuple[float, int]] = []
@@ -79,13 +104,15 @@ class TreeSampler(threading.Thread):
         if not os.path.isdir("/proc"):
             return
         while not self._done.is_set():
-            total = own = 0
+            total = own = pss = 0
             for pid in descendants(self.pid):
                 hwm, rss = proc_rss(pid)
                 total += rss
                 own = rss if pid == self.pid else own
                 self.peak_max = max(self.peak_max, hwm)
+                pss += proc_pss(pid) if self.with_pss else 0
             self.peak_sum = max(self.peak_sum, total)
+            self.peak_pss = max(self.peak_pss, pss)
             if total:
                 now = time.perf_counter() - self._t0
                 self.samples.append((now, total))
@@ -96,6 +123,19 @@ class TreeSampler(threading.Thread):
 def proc_rss(pid: int) -> tuple[int, int]:
     """(VmHWM, VmRSS) of a process in bytes from `/proc`; (0, 0) once it is gone."""
     return _status_rss(pid) or (0, 0)
+
+
+def proc_pss(pid: int) -> int:
+    """A process's proportional set size in bytes (`/proc/<pid>/smaps_rollup`, Linux 4.14+):
+    its private pages and its share of each shared one; 0 once it is gone or where unknown."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _status_rss(pid: int) -> tuple[int, int] | None:
@@ -126,16 +166,6 @@ def descendants(root: int) -> list[int]:
         frontier = [pid for pid, ppid in parent.items() if ppid in frontier]
         out.extend(frontier)
     return out
-
-
-def run_and_measure(
-    cmd: list[str], env: dict[str, str], stderr: IO[bytes] | int | None
-) -> tuple[int, float, int | None]:
-    """(exit code, seconds, peak RSS in bytes) of a child process, via wait4 where available."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr)
-    reaped = _reap(proc)
-    return proc.returncode, time.perf_counter() - started, None if reaped is None else reaped[1]
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> tuple[float, int] | None:

@@ -14,8 +14,8 @@ from typing import Any
 
 from vaultmind.bench.daemon import DaemonProcess, running_daemon, waiting_jobs
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
-from vaultmind.bench.processes import child_env, descendants, peak_rss, proc_rss, run_and_measure
-from vaultmind.bench.vaults import delete_index, note_paths, vault_config
+from vaultmind.bench.processes import child_env, descendants, peak_rss, proc_rss, run_tree_measured
+from vaultmind.bench.vaults import delete_index, note_paths, refuse_running_daemon, vault_config
 from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.child import python_command
 from vaultmind.errors import DaemonError, UsageError, VaultmindError
@@ -128,27 +128,33 @@ def bench_rss(
     serve_s: float = 0.0,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Peak RSS of `vaultmind reindex` (after deleting the index when `cold`: the first run on
+    """Peak memory of `vaultmind reindex` (after deleting the index when `cold`: the first run on
     a vault, embeddings included) and of the daemon after start-up plus a few queries, then
     while it keeps answering one every `SERVE_EVERY_S` for `serve_s` seconds, through the NER
-    catch-up a cold index leaves."""
+    catch-up a cold index leaves. Each as its process tree's summed PSS at its largest
+    (`*_tree_pss_peak_mb`: the reindex with its parsing workers, the daemon with its NER
+    process; shared pages counted once), which the targets are checked on, beside the largest
+    single process's high-water mark (`reindex_peak_mb`, `daemon_peak_mb`, as measured before)."""
     progress = progress or no_progress
+    refuse_running_daemon(vault)
     config = vault_config(vault, embed_provider)
     if cold:
         delete_index(config)
     cmd = python_command("-m", "vaultmind", "reindex", "--vault", str(vault), "--json")
     progress("reindex (subprocess)", 0, 1)
     with tempfile.TemporaryFile() as err:
-        code, seconds, peak = run_and_measure(cmd, child_env(embed_provider), err)
-        if code != 0:
+        run = run_tree_measured(cmd, child_env(embed_provider), err, interval_s=0.05, with_pss=True)
+        if run.code != 0:
             err.seek(0)
             raise VaultmindError(
-                f"`vaultmind reindex` failed with code {code}: {err.read().decode()[-2000:]}"
+                f"`vaultmind reindex` failed with code {run.code}: {err.read().decode()[-2000:]}"
             )
     progress("reindex (subprocess)", 1, 1)
     result: dict[str, Any] = {
-        "reindex_peak_mb": peak / MB if peak is not None else None,
-        "reindex_s": seconds,
+        "reindex_peak_mb": run.peak_max / MB,  # its largest single process (kernel high-water marks)
+        "reindex_tree_rss_peak_mb": run.peak_sum / MB,  # the tree's RSS summed (shared pages n times)
+        "reindex_tree_pss_peak_mb": _mb(run.peak_pss),  # the tree's PSS summed: the target's figure
+        "reindex_s": run.seconds,
         "reindex_cold": cold,
         "embeddings": config.embed_provider,
     }
@@ -163,6 +169,7 @@ def bench_rss(
             hwm, rss = peak_rss(daemon.proc.pid)
             tree_rss = sum(proc_rss(pid)[1] for pid in descendants(daemon.proc.pid))
             tree_peak = daemon.timeline.peak_sum
+            tree_pss_peak = daemon.timeline.peak_pss
             timeline = list(daemon.timeline.samples)
             own = list(daemon.timeline.own)
             result["queue_depth_at_start"] = waiting_jobs(daemon)
@@ -175,6 +182,8 @@ def bench_rss(
     # largest sum sampled (every 0.25 s) since its launch
     result["daemon_tree_rss_mb"] = tree_rss / MB if tree_rss else None
     result["daemon_tree_peak_mb"] = tree_peak / MB if tree_peak else None
+    # the same tree's PSS summed (pages it shares counted once): what the target is checked on
+    result["daemon_tree_pss_peak_mb"] = _mb(tree_pss_peak)
     result["daemon_startup_s"] = startup_s
     if timeline:  # from the daemon's launch to the end of the queries: where its peak fell
         result["daemon_rss_timeline"] = [[round(t, 2), round(b / MB, 1)] for t, b in timeline]
@@ -183,6 +192,11 @@ def bench_rss(
         result["daemon_own_largest_sample_mb"] = largest / MB
         result["daemon_own_largest_sample_at_s"] = round(at, 2)
     return result
+
+
+def _mb(size: int | None) -> float | None:
+    """Bytes as MB; None for a figure not measured (0: no `/proc/<pid>/smaps_rollup` here)."""
+    return size / MB if size else None
 
 
 SERVE_EVERY_S = 3.0  # rss: the daemon is asked a question this often (background work waits for a pause of `memory.QUIET_S`)

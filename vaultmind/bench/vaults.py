@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vaultmind.bench.synth import read_manifest
+from vaultmind.client import find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
+from vaultmind.errors import UsageError
 from vaultmind.index.leaf_postings import POSTINGS_SNAPSHOT
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules
@@ -19,6 +21,15 @@ _STATE_FILES = ("index.duckdb", "index.duckdb.wal", POSTINGS_SNAPSHOT)
 
 def vault_config(vault: Path, embed_provider: str | None) -> Config:
     return load_config(vault, embed_provider=embed_provider)
+
+
+def refuse_running_daemon(vault: Path) -> None:
+    """Raise `UsageError` when a vaultmind daemon serves `vault`. Every benchmark that deletes,
+    rebuilds or opens the index asks first: deleting a served index left the daemon writing to
+    a removed file (its index lost, DuckDB crashing under it), and a `vaultmind reindex` run
+    beside it went through the daemon, so its memory was the client's."""
+    if find_daemon(vault_config(vault, None)) is not None:
+        raise UsageError(f"a vaultmind daemon already runs for {vault}", hint="stop it before benchmarking")
 
 
 def delete_index(config: Config) -> None:
