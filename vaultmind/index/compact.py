@@ -41,7 +41,7 @@ from pathlib import Path
 
 import duckdb
 
-from vaultmind.index.connection import connect
+from vaultmind.index.connection import reconnect, settings_of
 from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
@@ -151,7 +151,7 @@ def compact(
         remove_stale_copy(path)
         raise
     step(PHASE, len(tables), total)
-    settings = _settings(con)
+    settings = settings_of(con)
     con.close()  # its checkpoint: the WAL emptied and removed
     replaced = False
     try:
@@ -166,7 +166,7 @@ def compact(
     finally:
         if not replaced:
             remove_stale_copy(path)
-        reconnected(_reopened(path, settings))
+        reconnected(reconnect(path, settings))
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)
@@ -242,23 +242,6 @@ def _source(con: duckdb.DuckDBPyConnection) -> str:
 def _detach(con: duckdb.DuckDBPyConnection) -> None:
     with suppress(duckdb.Error):
         con.execute(f"DETACH DATABASE IF EXISTS {COPY_ALIAS}")
-
-
-def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The connection's settings a serving process changes (its pool, its threads), to set
-    again on the connection to the compacted file."""
-    row = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone() or ("", "")
-    return {"memory_limit": str(row[0]), "threads": str(row[1])}
-
-
-def _reopened(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    from vaultmind.index.pool import limit_setting
-
-    con = connect(path)
-    with suppress(duckdb.Error):
-        con.execute(f"SET memory_limit = '{limit_setting(settings['memory_limit'])}'")
-        con.execute(f"SET threads = {int(settings['threads'])}")
-    return con
 
 
 def _flush(path: Path) -> None:

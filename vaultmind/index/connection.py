@@ -7,12 +7,13 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import duckdb
 
 from vaultmind.errors import IndexBusy
-from vaultmind.index.pool import MEMORY_LIMIT
+from vaultmind.index.pool import MEMORY_LIMIT, limit_setting
 
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 
@@ -75,3 +76,19 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
 def is_lock_error(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "lock" in text and ("conflicting" in text or "could not set lock" in text)
+
+
+def settings_of(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The connection's settings a serving process changes (its pool, its threads), to set
+    again on a connection that replaces it (`reconnect`)."""
+    row = con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone() or ("", "")
+    return {"memory_limit": str(row[0]), "threads": str(row[1])}
+
+
+def reconnect(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
+    """A new connection to `path` with a closed one's `settings` (`settings_of`)."""
+    con = connect(path)
+    with suppress(duckdb.Error):
+        con.execute(f"SET memory_limit = '{limit_setting(settings['memory_limit'])}'")
+        con.execute(f"SET threads = {int(settings['threads'])}")
+    return con
