@@ -5,7 +5,8 @@ from __future__ import annotations
 import tracemalloc
 
 from vaultmind.admission.decide import Policy, decide
-from vaultmind.admission.importance import decide_by_rules
+from vaultmind.admission.importance import UNREACHABLE, decide_by_rules, policy_of, store_answer
+from vaultmind.admission.reask import repair
 from vaultmind.memory import Memory
 
 from .test_admission import leaf
@@ -40,3 +41,37 @@ def test_deciding_the_gray_band_by_rules_reads_no_breakdown(memory: Memory) -> N
     assert peak < parsed, f"{peak:,} bytes allocated deciding {GRAY} rows (their breakdowns: {GRAY * len(written):,} bytes of JSON)"
     kept = memory.index.query("SELECT DISTINCT signals, decision FROM admission ORDER BY ALL")
     assert kept == [(written, "admitted"), (written, "dropped")], kept
+
+
+PROVISIONAL_ROWS = 20_000
+
+
+def test_a_reconcile_pass_reads_out_only_the_provisional_contents_with_an_answer(memory: Memory) -> None:
+    """Each reconcile pass lets the provisional decisions (the rules' for want of an Ollama)
+    whose content has an answer cached take it. At 50k notes with no Ollama, 44k provisional
+    contents were each read into Python and looked up again, every pass, none with an answer:
+    a moment's peak beside a daemon's saves and NER catch-up. Here 20,000 provisional rows,
+    three with an answer: only those three are read out (allocations well under the
+    contents' own strings), and exactly they take their answers."""
+    model = policy_of(memory.config).llm_model
+    with memory.index.transaction() as con:
+        con.execute(
+            "INSERT INTO admission SELECT 'leaf' || i, 'n' || (i % 50) || '.md', sha256(i::VARCHAR), 'admitted', 0.5, "
+            "? || ' at here: admission by rules', 'fallback', '{}', NULL, NULL FROM range(?) t(i)",
+            [UNREACHABLE, PROVISIONAL_ROWS],
+        )
+        answered = [str(r[0]) for r in con.execute("SELECT sha256(i::VARCHAR) FROM range(3) t(i)").fetchall()]
+        for content_hash in answered:
+            store_answer(con, content_hash, model, {"importance": 0.05, "reason": "small talk"}, 1)
+    tracemalloc.start()
+    try:
+        with memory.index.transaction() as con:
+            changed = repair(con, memory.config)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    contents = PROVISIONAL_ROWS * 64  # the provisional contents' hashes alone, as bytes
+    assert peak < contents / 2, f"{peak:,} bytes allocated repairing {PROVISIONAL_ROWS} provisional rows, 3 answered"
+    assert changed == 3
+    taken = memory.index.query("SELECT content_hash, decision, stage FROM admission WHERE stage <> 'fallback' ORDER BY 1")
+    assert taken == [(h, "dropped", "llm") for h in sorted(answered)], taken

@@ -19,6 +19,7 @@ from tests.conftest import run_main
 from vaultmind.bench.synth import generate_vault
 from vaultmind.config import Config, load_config
 from vaultmind.index.compact import COPY_SUFFIX, waste
+from vaultmind.index.connection import CARRIED_SETTINGS
 from vaultmind.index.pool import size_bytes
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
@@ -297,7 +298,7 @@ def test_ids_a_sequence_gave_before_the_compaction_are_not_given_again(config: C
     assert len(before) == 2 and len(new) == 1 and min(new) > max(r[0] for r in before)
 
 
-SHOWN = "SELECT " + ", ".join(f"current_setting('{name}')" for name in compact_module.CARRIED_SETTINGS)
+SHOWN = "SELECT " + ", ".join(f"current_setting('{name}')" for name in CARRIED_SETTINGS)
 
 
 def test_a_serving_connections_settings_are_those_of_the_connection_to_the_compacted_file(config: Config) -> None:

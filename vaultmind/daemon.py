@@ -253,6 +253,8 @@ class Daemon:
                     self._say("looking for what changed in the vault")
                     stats = self.memory.sync()
                     if not self._warmed:  # also after a start whose first reconcile failed
+                        if stats.rebuilt:  # what DuckDB kept after the load, let go of
+                            self.memory.reopen_index()
                         self._say("loading what questions read")
                         self.memory.warm()  # the first search must not pay for loading
                         self._warmed = True

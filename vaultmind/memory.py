@@ -160,6 +160,13 @@ class Memory:
         with self.foreground(), self.sync_lock:
             return self.index.compact(progress or self.syncer.progress, self.stopping).to_dict()
 
+    def reopen_index(self) -> None:
+        """After a whole-vault rebuild, before the warm-up: the index's connection opened again
+        (`Index.reopen`: what DuckDB kept after the load), a serving process's pool set again."""
+        self.index.reopen()
+        if self.serving_pool.serving:
+            self.serving_pool.serve()
+
     def compact_if_wasteful(self) -> dict[str, Any] | None:
         """Background upkeep, once a pass is done: compact the index (`compact`) when its file
         is more than twice what it holds live (`Waste.worth_compacting`), measured at most every

@@ -359,12 +359,22 @@ def repair(con: duckdb.DuckDBPyConnection, config: Config) -> int:
 
 def repair_rows(con: duckdb.DuckDBPyConnection, config: Config, rows: str) -> int:
     """The rows `rows` selects (`GRAY`, `PROVISIONAL`) whose answer is cached take its decision,
-    and the trees follow; returns how many leaves changed."""
+    and the trees follow; returns how many leaves changed.
+
+    Only the contents with an answer cached are read out: each reconcile pass repairs, and
+    with no Ollama at 50k notes every one of 44k provisional contents had been read into Python
+    and looked up again, none with an answer (37 MiB more for a moment, beside a daemon's
+    saves and NER catch-up; ~0 now)."""
     policy = policy_of(config)
     hashes = [
         str(r[0])
         for r in con.execute(
-            f"SELECT DISTINCT content_hash FROM admission WHERE {rows.format(t='')} ORDER BY 1"
+            f"""
+            SELECT DISTINCT content_hash FROM admission WHERE {rows.format(t='')} AND content_hash IN (
+                SELECT content_hash FROM llm_cache WHERE task = ? AND model = ? AND prompt_hash = ?)
+            ORDER BY 1
+            """,
+            [TASK, policy.llm_model, PROMPT_HASH],
         ).fetchall()
     ]
     changed: list[str] = []

@@ -124,7 +124,7 @@ class _Committed:
         self.index.drop_cached_blocks()
 
     def read(self, read: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
-        return self.index.small_pool_read(partial(read, self.index.con), READ_MEMORY_LIMIT)
+        return self.index.small_pool_read(lambda: read(self.index.con), READ_MEMORY_LIMIT)  # `con` under the lock
 
 
 class _Within:

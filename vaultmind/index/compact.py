@@ -43,7 +43,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import SyncStopped
-from vaultmind.index.connection import connect
+from vaultmind.index.connection import apply_settings, reconnect, settings_of
 from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
@@ -58,15 +58,6 @@ PHASE = "compact"
 # process from 98 to 666 MB resident (a daemon idles at ~430–490 MB there); under these, to
 # 207 MB, in 22–35 s instead of 10 (load 2–7). 32 MB ran out of memory copying it.
 COPY_SETTINGS = {"memory_limit": "64MB", "threads": "1"}
-# the settings a process may have changed on the index's connection, set again on the connection
-# to the compacted file (a new database: DuckDB's defaults otherwise) — the serving pool's
-# allocator settings (`ServingPool.serve`) among them, which give freed memory back to the system
-CARRIED_SETTINGS = ("memory_limit", "threads", "allocator_flush_threshold", "allocator_background_threads")
-_SIZE_SETTINGS = frozenset({"memory_limit", "allocator_flush_threshold"})
-# how long the file is waited for once the old connection is closed: another process (a command
-# run without the daemon) may take it in that moment, and without it the index has no connection
-# at all (every later statement would fail), so it is waited for far longer than a command waits
-REOPEN_WAIT_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -161,21 +152,21 @@ def compact(
     con.execute("CHECKPOINT")
     tables = _tables(con)
     total = len(tables) + 2  # each table's rows, the copy checked and flushed, the old file closed, the rename
-    settings = _settings(con)
+    settings = settings_of(con)
 
     def next_table(done: int) -> None:
         _unless_stopping(stopping)
         step(PHASE, done, total)
 
     try:
-        _apply(con, COPY_SETTINGS)
+        apply_settings(con, COPY_SETTINGS)
         _write_copy(con, copy, tables, next_table)
         rows = _checked_copy(con, copy, tables)
         _flush(copy)
     except BaseException:
         _detach(con)
         remove_stale_copy(path)
-        _apply(con, settings)
+        apply_settings(con, settings)
         raise
     step(PHASE, len(tables), total)
     con.close()  # its checkpoint: the WAL emptied and removed
@@ -192,7 +183,7 @@ def compact(
     finally:
         if not replaced:
             remove_stale_copy(path)
-        reconnected(_reopened(path, settings))
+        reconnected(reconnect(path, settings))
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)
@@ -273,30 +264,6 @@ def _source(con: duckdb.DuckDBPyConnection) -> str:
 def _detach(con: duckdb.DuckDBPyConnection) -> None:
     with suppress(duckdb.Error):
         con.execute(f"DETACH DATABASE IF EXISTS {COPY_ALIAS}")
-
-
-def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The connection's `CARRIED_SETTINGS` as values to set again (sizes as DuckDB shows them
-    are cut to 0.1 MiB: `limit_setting`)."""
-    from vaultmind.index.pool import limit_setting
-
-    shown = con.execute(f"SELECT {', '.join(f'current_setting({name!r})' for name in CARRIED_SETTINGS)}").fetchone()
-    values = dict(zip(CARRIED_SETTINGS, (str(v) for v in shown or ()), strict=True))
-    return {name: limit_setting(v) if name in _SIZE_SETTINGS else v for name, v in values.items()}
-
-
-def _apply(con: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
-    """Each of `settings` set on `con`, as far as DuckDB lets it (a memory limit below what is
-    pinned fails: the pool stays as it is)."""
-    for name, value in settings.items():
-        with suppress(duckdb.Error):
-            con.execute(f"SET {name} = '{value}'")
-
-
-def _reopened(path: Path, settings: dict[str, str]) -> duckdb.DuckDBPyConnection:
-    con = connect(path, wait_s=REOPEN_WAIT_S)
-    _apply(con, settings)
-    return con
 
 
 def _flush(path: Path) -> None:

@@ -7,14 +7,20 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from contextlib import suppress
 from pathlib import Path
 
 import duckdb
 
 from vaultmind.errors import IndexBusy
-from vaultmind.index.pool import MEMORY_LIMIT
+from vaultmind.index.pool import MEMORY_LIMIT, limit_setting
 
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
+# how long a process that closed its connection waits to open the file again (`reconnect`: a
+# compaction, a reopen after a rebuild): another process (a command run without the daemon) may
+# take it in that moment, and without it the index has no connection at all (every later
+# statement would fail), so it is waited for far longer than a command waits
+REOPEN_WAIT_S = 600.0
 
 
 class _Absent:
@@ -75,3 +81,33 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
 def is_lock_error(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "lock" in text and ("conflicting" in text or "could not set lock" in text)
+
+
+# the settings a process may have changed on the index's connection, set again on a connection
+# that replaces it (a new database: DuckDB's defaults otherwise) — the serving pool's allocator
+# settings (`ServingPool.serve`) among them, which give freed memory back to the system
+CARRIED_SETTINGS = ("memory_limit", "threads", "allocator_flush_threshold", "allocator_background_threads")
+_SIZE_SETTINGS = frozenset({"memory_limit", "allocator_flush_threshold"})
+
+
+def settings_of(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The connection's `CARRIED_SETTINGS` as values to set again (`apply_settings`; sizes as
+    DuckDB shows them are cut to 0.1 MiB: `limit_setting`)."""
+    shown = con.execute(f"SELECT {', '.join(f'current_setting({name!r})' for name in CARRIED_SETTINGS)}").fetchone()
+    values = dict(zip(CARRIED_SETTINGS, (str(v) for v in shown or ()), strict=True))
+    return {name: limit_setting(v) if name in _SIZE_SETTINGS else v for name, v in values.items()}
+
+
+def apply_settings(con: duckdb.DuckDBPyConnection, settings: dict[str, str]) -> None:
+    """Each of `settings` set on `con`, as far as DuckDB lets it (a memory limit below what is
+    pinned fails: the pool stays as it is)."""
+    for name, value in settings.items():
+        with suppress(duckdb.Error):
+            con.execute(f"SET {name} = '{value}'")
+
+
+def reconnect(path: Path, settings: dict[str, str], wait_s: float = REOPEN_WAIT_S) -> duckdb.DuckDBPyConnection:
+    """A new connection to `path` with a closed one's `settings` (`settings_of`)."""
+    con = connect(path, wait_s=wait_s)
+    apply_settings(con, settings)
+    return con

@@ -86,8 +86,8 @@ class ResidentVectors(VectorRows):
         hash. DuckDB only scans (a join would hash a table of 1 KB rows). int8 rows go to a
         scratch file as they come (`scratch`), unless none can be written."""
         self._clear()
-        con = self.index.con
-        with self.index.lock:
+        with self.index.lock:  # `con` taken under the lock: `Index.reopen` may replace it
+            con = self.index.con
             leaves = _leaf_keys(con, compact=True)
             compact = leaves is not None
             if leaves is None:  # an id that is not a leaf id, or a hash not hexadecimal: as they are

@@ -34,9 +34,11 @@ REQUEUE_FAILED_AFTER_MS = 3 * 3600 * 1000
 
 
 def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: int) -> dict[str, Any]:
-    """One reconcile pass; returns what it did (counts)."""
+    """One reconcile pass; returns what it did (counts). DuckDB runs it on one thread: its
+    reads (44k provisional rows at 50k notes, no Ollama) kept a second thread's buffers after
+    the pass (in process 42 -> 20 MiB kept, the peak 42 -> 39, no slower)."""
     created = cancelled = repaired = 0
-    with index.transaction() as con:
+    with index.threads(1), index.transaction() as con:
         expired = recover_expired(con, now=now)
         for kind in kinds:
             if kind.repair is not None:
