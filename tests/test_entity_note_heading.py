@@ -18,7 +18,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
-from .test_sync import _indexed_before
+from .test_sync import DOCUMENT, _indexed_before
 
 NAME = "Dana Whitfield #ops"
 
@@ -85,11 +85,36 @@ def test_an_index_holding_an_escaped_name_is_rebuilt_once(vault: Path, monkeypat
 def test_an_index_whose_notes_of_yours_hold_an_escaped_hash_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Your own note's Markdown is read as you wrote it: its `\\#` is no reason to rebuild."""
+    """Your own note's Markdown is read as you wrote it, and so is a document's `\\#` (its
+    author's, never vaultmind's) and an entity note you wrote: no reason to rebuild."""
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     write(vault, "notes/plan.md", "# Plan\n\nThe channel \\#ops is muted.\n")
+    write(vault, "sources/documents/drive/runbook.md", DOCUMENT + "\nThe channel \\#ops is muted.\n")
+    write(vault, "entities/person/erin.md", "---\nkind: person\n---\n# Erin\n\nRuns \\#ops.\n")
     with Memory.open(_indexed_before(vault, monkeypatch, "0040")) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
+        leaves = [str(text) for (text,) in memory.index.query("SELECT text FROM leaves")]
+        assert sum("\\#ops" in text for text in leaves) == 3, leaves
+
+
+def test_an_index_holding_an_entity_heading_with_a_markup_escape_is_rebuilt_once(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entity note was read as written before: "# Ke$\\$ha Rose" (its `$$` escaped so that it
+    opens no math) was its leaf and its title. Now it reads as it shows, in an index built
+    since and in one upgraded alike."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    meta = 'vaultmind: entity\nid: "person:kesha-rose"\nkind: person\ndisplay_name: "Ke$$ha Rose"'
+    write(vault, "entities/person/kesha-rose.md", f"---\n{meta}\n---\n# Ke$\\$ha Rose\n")
+    old = [
+        "UPDATE leaves SET text = '# Ke$\\$ha Rose' WHERE note_path LIKE 'entities/%'",
+        "UPDATE notes SET title = 'Ke$\\$ha Rose' WHERE path LIKE 'entities/%'",
+    ]
+    with Memory.open(_indexed_before(vault, monkeypatch, "0040", then=old)) as memory:
+        assert memory.index.get_meta("needs_rebuild") == "1"
+        memory.sync()
+        assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'entities/%'") == [("# Ke$$ha Rose",)]
+        assert memory.index.query("SELECT title FROM notes WHERE path LIKE 'entities/%'") == [("Ke$$ha Rose",)]
 
 
 def _old_note(display: str, *, body: str | None = None, extra: str = "") -> str:
