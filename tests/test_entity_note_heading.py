@@ -157,3 +157,45 @@ def test_an_entity_note_with_the_old_heading_is_escaped_once_keeping_your_keys(v
         written = (vault / old).read_bytes()
         create_entity_notes(memory)
         assert (vault / old).read_bytes() == written, "once"
+
+
+def test_an_old_entity_note_with_windows_line_endings_is_escaped_keeping_them(vault: Path) -> None:
+    """A vault checked out with Windows line endings (git's autocrlf) holds vaultmind's note as
+    it wrote it, each line ending in CR LF: it is vaultmind's (its body reads the same), so it
+    gets the escaped heading too, its line endings kept."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    old = "entities/person/dana-whitfield-ops.md"
+    before = _old_note(NAME, extra='team: "ops"\n')
+    (vault / "entities" / "person").mkdir(parents=True)
+    (vault / old).write_bytes(before.replace("\n", "\r\n").encode("utf-8"))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        create_entity_notes(memory)
+        escaped = "# Dana Whitfield \\#ops\n"
+        now = before.replace(body_sha256(f"# {NAME}\n"), body_sha256(escaped)).replace(f"# {NAME}\n", escaped)
+        assert (vault / old).read_bytes() == now.replace("\n", "\r\n").encode("utf-8")
+        assert memory.index.query("SELECT tag FROM tags WHERE path = ?", [old]) == [], "synced: no tag #ops"
+
+
+@pytest.mark.parametrize(
+    ("line", "yours"),
+    [
+        (f'display_name: "{NAME}"', 'display_name: "Dana W."'),  # you renamed it: the note is yours
+        ("vaultmind: entity", "vaultmind: mine"),  # you took it over
+    ],
+)
+def test_an_old_entity_note_changed_on_disk_since_the_sync_is_not_written(vault: Path, line: str, yours: str) -> None:
+    """The index says what the note was at the last sync; the note on disk is what counts. A
+    note whose front matter you changed since (the sync ran, then its entities were looked
+    for, which can take long) is not written with the heading of the name it had."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    old = "entities/person/dana-whitfield-ops.md"
+    write(vault, old, _old_note(NAME))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        text = (vault / old).read_text(encoding="utf-8")
+        assert line in text
+        write(vault, old, text.replace(line, yours))
+        held = (vault / old).read_bytes()
+        create_entity_notes(memory)
+        assert (vault / old).read_bytes() == held
