@@ -199,3 +199,21 @@ def test_an_old_entity_note_changed_on_disk_since_the_sync_is_not_written(vault:
         held = (vault / old).read_bytes()
         create_entity_notes(memory)
         assert (vault / old).read_bytes() == held
+
+
+def test_an_old_entity_note_that_is_a_link_to_a_file_outside_the_vault_stays_a_link(tmp_path: Path, vault: Path) -> None:
+    """An entity note you linked in from elsewhere (`dana.md -> ~/people/dana.md`) is indexed
+    under the link's path; writing it would put a file in place of your link, the file it leads
+    to left as it was: it is left alone."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    outside = tmp_path / "people" / "dana.md"
+    outside.parent.mkdir()
+    outside.write_text(_old_note(NAME), encoding="utf-8")
+    link = vault / "entities" / "person" / "dana-whitfield-ops.md"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.index.query("SELECT count(*) FROM notes WHERE path LIKE 'entities/%'") == [(1,)]
+        create_entity_notes(memory)
+        assert link.is_symlink() and outside.read_text(encoding="utf-8") == _old_note(NAME)

@@ -8,9 +8,9 @@ as it wrote it — its body exactly that heading, with the hash recorded in its
 that body's hash, nothing else: the keys and aliases you added to its front matter stay as they
 are, byte for byte, and so do its line endings (LF, or CR LF throughout in a vault checked out
 on Windows). A note whose body you edited, or whose display name you changed, is yours and never
-written; the front matter on disk is checked again, as it may have changed since the sync. The
-write replaces the note only while it holds the bytes read (`expect`): an edit saved meanwhile
-wins, and the note is looked at again at the next sync.
+written, nor is a note that is a link you made; the front matter on disk is checked again, as
+it may have changed since the sync. The write replaces the note only while it holds the bytes
+read (`expect`): an edit saved meanwhile wins, and the note is looked at again at the next sync.
 
 Only a note whose display name holds what the heading escapes is looked at (a prefilter in the
 index, `_MARKUP`); once written, its hash is the escaped body's and it is passed over.
@@ -40,6 +40,8 @@ def escape_old_headings(vault: Path, index: Index) -> list[str]:
     written = []
     for path, display, recorded in _candidates(index):
         target = vault / path
+        if target.is_symlink():
+            continue  # a link you made (to a note kept elsewhere): writing would put a file in its place
         try:
             held = target.read_bytes()
             data = _with_escaped_heading(held, display, recorded)
