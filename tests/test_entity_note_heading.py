@@ -18,7 +18,7 @@ from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
-from .test_sync import _indexed_before
+from .test_sync import DOCUMENT, _indexed_before
 
 NAME = "Dana Whitfield #ops"
 
@@ -70,26 +70,65 @@ def _entity_note(vault: Path, path: str = "entities/person/dana-whitfield-ops.md
     write(vault, path, f"---\n{meta}\n---\n# Dana Whitfield \\#ops\n")
 
 
-def test_an_index_holding_an_escaped_name_is_rebuilt_once(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Migration 0040: an entity note's leaf indexed before kept the backslash of its heading."""
+def test_an_index_holding_an_escaped_name_reads_that_note_again_and_no_other(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 0040: an entity note's leaf indexed before kept the backslash of its heading.
+    That note is read again by the next sync; the index is not rebuilt for it (at 50k notes a
+    rebuild cuts and stores every note again, for minutes), and every other note keeps its rows."""
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     _entity_note(vault)
-    old = "UPDATE leaves SET text = '# Dana Whitfield \\#ops' WHERE note_path LIKE 'entities/%'"
-    config = _indexed_before(vault, monkeypatch, "0040", then=[old])
+    write(vault, "notes/plan.md", "# Plan\n\nThe channel \\#ops is muted.\n")
+    said = "Dana Whitfield \\#ops said: the hall is booked for Friday."
+    write(vault, "summaries/party/L1/s-1.md", f"---\nvaultmind: summary\n---\n{said}\n")
+    old = [
+        "UPDATE leaves SET text = '# Dana Whitfield \\#ops' WHERE note_path LIKE 'entities/%'",
+        f"UPDATE leaves SET text = '{said}' WHERE note_path LIKE 'summaries/%'",
+    ]
+    config = _indexed_before(vault, monkeypatch, "0040", then=old)
     with Memory.open(config) as memory:
-        assert memory.index.get_meta("needs_rebuild") == "1"
-        memory.sync()
+        assert memory.index.get_meta("needs_rebuild") is None
+        stats = memory.sync()
+        assert not stats.rebuilt and stats.modified == 2, stats
         assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'entities/%'") == [(f"# {NAME}",)]
+        assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'summaries/%'") == [(said.replace("\\", ""),)]
+        assert memory.index.query("SELECT title FROM notes WHERE path LIKE 'entities/%'") == [(NAME,)]
 
 
 def test_an_index_whose_notes_of_yours_hold_an_escaped_hash_is_not_rebuilt(
     vault: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Your own note's Markdown is read as you wrote it: its `\\#` is no reason to rebuild."""
+    """Your own note's Markdown is read as you wrote it, and so is a document's `\\#` (its
+    author's, never vaultmind's) and an entity note you wrote: no reason to rebuild."""
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
     write(vault, "notes/plan.md", "# Plan\n\nThe channel \\#ops is muted.\n")
+    write(vault, "sources/documents/drive/runbook.md", DOCUMENT + "\nThe channel \\#ops is muted.\n")
+    write(vault, "entities/person/erin.md", "---\nkind: person\n---\n# Erin\n\nRuns \\#ops.\n")
     with Memory.open(_indexed_before(vault, monkeypatch, "0040")) as memory:
         assert memory.index.get_meta("needs_rebuild") is None
+        assert memory.index.query("SELECT count(*) FROM notes WHERE sha256 = ''") == [(0,)], "none read again"
+        leaves = [str(text) for (text,) in memory.index.query("SELECT text FROM leaves")]
+        assert sum("\\#ops" in text for text in leaves) == 3, leaves
+
+
+def test_an_index_holding_an_entity_heading_with_a_markup_escape_is_read_again(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An entity note was read as written before: "# Ke$\\$ha Rose" (its `$$` escaped so that it
+    opens no math) was its leaf and its title. Now it reads as it shows, in an index built
+    since and in one upgraded alike."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    meta = 'vaultmind: entity\nid: "person:kesha-rose"\nkind: person\ndisplay_name: "Ke$$ha Rose"'
+    write(vault, "entities/person/kesha-rose.md", f"---\n{meta}\n---\n# Ke$\\$ha Rose\n")
+    old = [
+        "UPDATE leaves SET text = '# Ke$\\$ha Rose' WHERE note_path LIKE 'entities/%'",
+        "UPDATE notes SET title = 'Ke$\\$ha Rose' WHERE path LIKE 'entities/%'",
+    ]
+    with Memory.open(_indexed_before(vault, monkeypatch, "0040", then=old)) as memory:
+        stats = memory.sync()
+        assert not stats.rebuilt and stats.modified == 1, stats
+        assert memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'entities/%'") == [("# Ke$$ha Rose",)]
+        assert memory.index.query("SELECT title FROM notes WHERE path LIKE 'entities/%'") == [("Ke$$ha Rose",)]
 
 
 def _old_note(display: str, *, body: str | None = None, extra: str = "") -> str:
@@ -132,3 +171,63 @@ def test_an_entity_note_with_the_old_heading_is_escaped_once_keeping_your_keys(v
         written = (vault / old).read_bytes()
         create_entity_notes(memory)
         assert (vault / old).read_bytes() == written, "once"
+
+
+def test_an_old_entity_note_with_windows_line_endings_is_escaped_keeping_them(vault: Path) -> None:
+    """A vault checked out with Windows line endings (git's autocrlf) holds vaultmind's note as
+    it wrote it, each line ending in CR LF: it is vaultmind's (its body reads the same), so it
+    gets the escaped heading too, its line endings kept."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    old = "entities/person/dana-whitfield-ops.md"
+    before = _old_note(NAME, extra='team: "ops"\n')
+    (vault / "entities" / "person").mkdir(parents=True)
+    (vault / old).write_bytes(before.replace("\n", "\r\n").encode("utf-8"))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        create_entity_notes(memory)
+        escaped = "# Dana Whitfield \\#ops\n"
+        now = before.replace(body_sha256(f"# {NAME}\n"), body_sha256(escaped)).replace(f"# {NAME}\n", escaped)
+        assert (vault / old).read_bytes() == now.replace("\n", "\r\n").encode("utf-8")
+        assert memory.index.query("SELECT tag FROM tags WHERE path = ?", [old]) == [], "synced: no tag #ops"
+
+
+@pytest.mark.parametrize(
+    ("line", "yours"),
+    [
+        (f'display_name: "{NAME}"', 'display_name: "Dana W."'),  # you renamed it: the note is yours
+        ("vaultmind: entity", "vaultmind: mine"),  # you took it over
+    ],
+)
+def test_an_old_entity_note_changed_on_disk_since_the_sync_is_not_written(vault: Path, line: str, yours: str) -> None:
+    """The index says what the note was at the last sync; the note on disk is what counts. A
+    note whose front matter you changed since (the sync ran, then its entities were looked
+    for, which can take long) is not written with the heading of the name it had."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    old = "entities/person/dana-whitfield-ops.md"
+    write(vault, old, _old_note(NAME))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        text = (vault / old).read_text(encoding="utf-8")
+        assert line in text
+        write(vault, old, text.replace(line, yours))
+        held = (vault / old).read_bytes()
+        create_entity_notes(memory)
+        assert (vault / old).read_bytes() == held
+
+
+def test_an_old_entity_note_that_is_a_link_to_a_file_outside_the_vault_stays_a_link(tmp_path: Path, vault: Path) -> None:
+    """An entity note you linked in from elsewhere (`dana.md -> ~/people/dana.md`) is indexed
+    under the link's path; writing it would put a file in place of your link, the file it leads
+    to left as it was: it is left alone."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    outside = tmp_path / "people" / "dana.md"
+    outside.parent.mkdir()
+    outside.write_text(_old_note(NAME), encoding="utf-8")
+    link = vault / "entities" / "person" / "dana-whitfield-ops.md"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(outside)
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.index.query("SELECT count(*) FROM notes WHERE path LIKE 'entities/%'") == [(1,)]
+        create_entity_notes(memory)
+        assert link.is_symlink() and outside.read_text(encoding="utf-8") == _old_note(NAME)

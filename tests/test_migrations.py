@@ -66,7 +66,7 @@ SHIPPED = (
     ("0037_long_texts_embedded_whole", "9f974e31edcd3b2794ff36157584bfac1b3eb3f1c93774bc4240a4cef9daf959"),
     ("0038_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
     ("0039_full_width_entity_names", "0e0519a0bd6e35d7e980fec93cf74163c91552a7e19a2f1aa42d2fd1c127c355"),
-    ("0040_names_hash_read_as_shown", "12f1f19848f9bfa03af504969fb3396d3112865952804a47f1b66f2ba48bbc7d"),
+    ("0040_names_hash_read_as_shown", "dc76b67c8f604be668ff80a697fb375d5a707887a194e87d288889fc2d162fb7"),
 )
 
 

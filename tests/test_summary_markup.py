@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vaultmind.ingest.document import parse_document_paths_with_report
+from vaultmind.ingest.writer import write_documents
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import (
     Message,
@@ -93,3 +95,22 @@ def test_a_shown_name_reads_back_as_written() -> None:
         assert unescape_shown(shown_line(name)) == name, name
         assert unescape_shown(escape_markup(f"{no_tag(name)} said: hi")) == f"{name} said: hi", name
     assert unescape_shown("`\\#code` stays") == "`\\#code` stays", "code is verbatim"
+
+
+def test_a_documents_own_escaped_hash_is_read_as_its_file_has_it_and_tags_no_summary(tmp_path: Path, vault: Path) -> None:
+    """A `\\#` in a document is its author's: a `.md` writer's way to write "#ops" without the
+    tag, a `.txt` file's own text. Read without it, the summary of that section said "#ops" and
+    Obsidian tagged the summary `ops`."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    said = "The channel \\#ops is muted until the Harbor Hall booking on Friday 12 April is done."
+    (folder / "plan.md").write_text(f"# Plan\n\n{said}\n", encoding="utf-8")
+    (folder / "raw.txt").write_text(f"{said}\n", encoding="utf-8")
+    write_documents(vault, parse_document_paths_with_report([folder])[0])
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        leaves = memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'sources/document/%'")
+        assert len(leaves) == 2 and all(said in str(text) for (text,) in leaves), leaves
+        sealed = flush(memory, now=FAR, older_than_hours=0, summarizer=FallbackSummarizer()).sealed
+        assert len(sealed) == 2 and all(said in body for body in _bodies(vault, 1).values()), _bodies(vault, 1)
+        assert memory.index.query("SELECT tag FROM tags WHERE path LIKE 'summaries/%'") == []

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 
 from vaultmind.markdown.blocks import BlockScan, atx_heading, fence_after, scan_blocks
 from vaultmind.markdown.quote_ends import join_quotes
-from vaultmind.markdown.render import parse_meta, unescape_shown, unescape_text
+from vaultmind.markdown.render import parse_meta, unescape_text
 from vaultmind.markdown.sections import SectionChunker
 from vaultmind.markdown.tokens import MIN_CHUNK_TOKENS, count_tokens
 from vaultmind.model import Leaf
@@ -75,15 +75,15 @@ def section_leaves(
     scan: BlockScan | None = None,
     source_ref: str | None = None,
     timestamp: str | None = None,
-    escaped: bool = False,
+    read_as_shown: Callable[[str], str] | None = None,
 ) -> list[Leaf]:
     """Token-budget section leaves of a body (see the module docstring).
 
     `budget` is raised to MIN_CHUNK_TOKENS when smaller. `source_ref` (a document source
     note's front matter `source_ref`) and `timestamp` (its `time_end`: the document as of its
-    last change) are set on every leaf. `escaped`: the body's prose has the escapes of
-    `render.escape_markup` and `render.no_tag` (a note vaultmind wrote: a summary, a document,
-    an entity note): each leaf's text is read without them (`render.unescape_shown`).
+    last change) are set on every leaf. `read_as_shown`: the body is a note vaultmind wrote
+    escaped, each leaf's text is read through it (`render.unescape_shown` for a summary or an
+    entity note, `render.unescape_markup` for a document: `note.shown_reader`).
     """
     if not body.strip():
         return []
@@ -93,7 +93,7 @@ def section_leaves(
     leaves = []
     seen: dict[str, int] = {}  # text → leaves of that text so far
     for seq, (chunk, path, anchor, tokens) in enumerate(chunks):
-        text = unescape_shown(chunk) if escaped else chunk
+        text = read_as_shown(chunk) if read_as_shown is not None else chunk
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         leaves.append(

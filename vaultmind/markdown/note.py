@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import date, datetime, time, tzinfo
 from functools import partial
 from typing import Any
@@ -12,7 +12,7 @@ from vaultmind.markdown.blocks import scan_blocks
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian
-from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, unescape_shown
+from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, unescape_markup, unescape_shown
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
 from vaultmind.zones import local_to_utc, note_zone
@@ -45,7 +45,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     source_id = _str(data.get("source_id")) if kind == "source" else None
     key = leaf_key(path, kind, data)
     source_kind = _str(data.get("kind"))
-    escaped = _reads_escaped(kind, data)
+    shown = shown_reader(kind, data)
     if _str(data.get("vaultmind")) == "readme":
         leaves = []  # about vaultmind, not part of the memory: it never answers a question
     elif kind == "source" and source_kind in CALLOUT_TYPES:
@@ -67,14 +67,14 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             scan=scan,
             source_ref=source_ref or None,
             timestamp=when or None,
-            escaped=escaped,
+            read_as_shown=shown,
         )
 
     title = _str(data.get("title"))
     if not title:
         title = next((h.text for h in syntax.headings if h.level == 1 and h.text), "")
-        if escaped:  # an entity note's heading "# Dana Whitfield \#ops": the name as it shows
-            title = unescape_shown(title)
+        if shown is not None:  # an entity note's heading "# Dana Whitfield \#ops": the name as it shows
+            title = shown(title)
     if not title:
         title = _stem(path)
     if not leaves and kind == "user" and _str(data.get("vaultmind")) != "readme":
@@ -97,14 +97,21 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
     )
 
 
-def _reads_escaped(kind: str, data: Mapping[str, Any]) -> bool:
-    """Whether a note's leaves (and the title its heading gives) are read without the escapes of
-    `render.escape_markup` and `render.no_tag`, as Obsidian shows them (`render.unescape_shown`):
-    a summary, an entity note and a document vaultmind wrote (a `.txt` or `.html` file's text is
-    escaped so; a `.md` file's backslashes are Markdown's, which read the same)."""
+def shown_reader(kind: str, data: Mapping[str, Any]) -> Callable[[str], str] | None:
+    """How a note vaultmind wrote escaped is read, as Obsidian shows it (its leaves, and the title
+    its heading gives); None for any other note, read as written.
+
+    - a summary and an entity note: without the escapes of `render.escape_markup` and the `\\#`
+      of `render.no_tag`, which vaultmind put before a name's `#` (`render.unescape_shown`);
+    - a document: without those of `render.escape_markup` alone (a `.txt` or `.html` file's
+      text is escaped so; a `.md` file's backslashes are Markdown's, which read the same). A
+      `\\#` in a document is its author's (vaultmind never writes one there): it is read as
+      its file has it, and a summary of it keeps it, so that it tags no summary."""
     if _str(data.get("vaultmind")) in ("summary", "entity"):
-        return True
-    return kind == "source" and _str(data.get("kind")) == "document"
+        return unescape_shown
+    if kind == "source" and _str(data.get("kind")) == "document":
+        return unescape_markup
+    return None
 
 
 def leaf_key(path: str, kind: str, data: Mapping[str, Any]) -> str:
