@@ -184,6 +184,13 @@ def index_access_error(exc: BaseException, path: Path) -> VaultmindError | None:
 _NOT_PERMITTED = ("Permission denied", "Operation not permitted")
 
 
+INTERRUPTED = (
+    "vaultmind: interrupted; nothing is lost (the vault is the record, and what was done is kept): "
+    "run the same command again to finish"
+)
+"""Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
+
+
 class CtrlC:
     """Whether Ctrl-C came during this command: set by the command line's SIGINT handler,
     read wherever an error may be the interruption in another guise (a DuckDB statement that

@@ -7,11 +7,7 @@ from __future__ import annotations
 
 import sys
 
-INTERRUPTED = (
-    "vaultmind: interrupted; nothing is lost (the vault is the record, and what was done is kept): "
-    "run the same command again to finish"
-)
-"""Said on Ctrl-C, so a stopped run is not taken for a finished one (or for a crash)."""
+from vaultmind.errors import INTERRUPTED
 
 
 def run() -> int:

@@ -25,12 +25,11 @@ from vaultmind import __version__
 from vaultmind.cli.args import vault_args
 from vaultmind.cli.bench import add_bench_parser
 from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_local
-from vaultmind.cli.entry import INTERRUPTED
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.parser import ArgumentMistake, CommandParser, say_mistake
 from vaultmind.cli.query import add_query_parser
 from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
-from vaultmind.errors import CtrlC, IndexBusy, VaultmindError, by_ctrl_c, storage_error
+from vaultmind.errors import INTERRUPTED, CtrlC, IndexBusy, VaultmindError, by_ctrl_c, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
 
