@@ -91,14 +91,16 @@ def test_a_command_given_no_subcommand_shows_its_own_help(
         (["statsu"], "invalid choice: 'statsu'"),
     ],
 )
+@pytest.mark.parametrize("json_flag", ["--json", "--js"])
 def test_with_json_a_mistake_in_the_arguments_is_a_json_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str, json_flag: str
 ) -> None:
     """With `--json`, a mistake argparse caught (`--limit 0`, an unknown option, a date it cannot
     read) was a usage text on stderr, while one found later (`--limit 9999`) was `{"error": …}` on
-    stdout: a script had to handle both. Both are JSON now, exit 2 as before."""
+    stdout: a script had to handle both. Both are JSON now, exit 2 as before; `--json` shortened
+    as argparse takes it too (`--js` gave JSON for a later mistake, text for these)."""
     with pytest.raises(SystemExit) as stop:
-        run_main(capsys, *args, "--json", "--vault", str(tmp_path))
+        run_main(capsys, *args, json_flag, "--vault", str(tmp_path))
     out, err = capsys.readouterr()
     assert stop.value.code == 2
     error = json.loads(out)["error"]
