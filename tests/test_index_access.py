@@ -201,3 +201,32 @@ def test_a_file_that_will_not_move_to_another_disk_leaves_no_copy_there(tmp_path
             quarantine(path)
         assert path.read_bytes() == b"not an index" and wal.read_bytes() == b"not a log"
         assert list(elsewhere.iterdir()) == []
+
+
+def test_ctrl_c_while_a_quarantine_copies_to_another_disk_puts_back_what_was_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the WAL is copied to another disk (the index file moved before it): the
+    index file comes back beside its WAL, and no partial copy is left. (The index file stayed
+    moved: the next open made an empty index and replayed the old WAL into it.)"""
+    import shutil
+
+    path = tmp_path / "index.duckdb"
+    wal = Path(f"{path}.wal")
+    path.write_bytes(b"not an index")
+    wal.write_bytes(b"not a log")
+    copy = shutil.copyfile
+
+    def copy_then_ctrl_c(src: Path, dst: Path) -> object:
+        copied = copy(src, dst)
+        if str(src).endswith(".wal"):
+            raise KeyboardInterrupt
+        return copied
+
+    with _folder_on_another_file_system() as elsewhere:
+        (tmp_path / QUARANTINE_DIR).symlink_to(elsewhere, target_is_directory=True)
+        monkeypatch.setattr(shutil, "copyfile", copy_then_ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            quarantine(path)
+        assert path.read_bytes() == b"not an index" and wal.read_bytes() == b"not a log"
+        assert list(elsewhere.iterdir()) == []

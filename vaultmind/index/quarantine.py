@@ -30,8 +30,9 @@ def quarantine(path: Path) -> Path:
     A rename, never a copy left beside a file that stays: a file the system will not let go of
     (made immutable, guarded by macOS's privacy protection) was copied whole by each command
     that tried, and the copies were never pruned (`_move`). When a move fails, what was moved
-    goes back (a WAL left behind would be replayed into the fresh index) and the error is
-    raised: the access error when the file is refused to this user."""
+    goes back (a WAL left behind would be replayed into the fresh index, or into the next
+    open's after a Ctrl-C) and the error is raised: the access error when the file is refused
+    to this user."""
     qdir = path.parent / QUARANTINE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
     numbers = sorted(_copy_numbers(qdir, path))
@@ -44,11 +45,11 @@ def quarantine(path: Path) -> Path:
             if src.exists():
                 _move(src, dst)
                 moved.append((src, dst))
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C too (a copy to another disk takes a while)
         for src, dst in reversed(moved):
             with suppress(OSError):
                 _move(dst, src)
-        denied = index_access_error(exc, path)
+        denied = index_access_error(exc, path) if isinstance(exc, OSError) else None
         if denied is not None:
             raise denied from exc
         raise
