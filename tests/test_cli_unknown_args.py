@@ -91,14 +91,16 @@ def test_a_command_given_no_subcommand_shows_its_own_help(
         (["statsu"], "invalid choice: 'statsu'"),
     ],
 )
+@pytest.mark.parametrize("json_flag", ["--json", "--js"])
 def test_with_json_a_mistake_in_the_arguments_is_a_json_error(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, args: list[str], said: str, json_flag: str
 ) -> None:
     """With `--json`, a mistake argparse caught (`--limit 0`, an unknown option, a date it cannot
     read) was a usage text on stderr, while one found later (`--limit 9999`) was `{"error": …}` on
-    stdout: a script had to handle both. Both are JSON now, exit 2 as before."""
+    stdout: a script had to handle both. Both are JSON now, exit 2 as before; `--json` shortened
+    as argparse takes it too (`--js` gave JSON for a later mistake, text for these)."""
     with pytest.raises(SystemExit) as stop:
-        run_main(capsys, *args, "--json", "--vault", str(tmp_path))
+        run_main(capsys, *args, json_flag, "--vault", str(tmp_path))
     out, err = capsys.readouterr()
     assert stop.value.code == 2
     error = json.loads(out)["error"]
@@ -116,3 +118,33 @@ def test_every_command_parses_with_the_one_parser_class() -> None:
 
     every = parsers(build_parser())
     assert len(every) > 20 and all(type(p) is CommandParser for p in every)
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["--json", "status"], "vaultmind status reads --json only after its name and before any `--`"),
+        (["status", "--", "--json"], "vaultmind status reads --json only after its name and before any `--`"),
+        (["--json"], "--json goes after a command's name: vaultmind COMMAND --json"),
+    ],
+)
+def test_a_flag_given_where_it_is_not_read_is_said_so_not_taken_for_a_misspelling(
+    capsys: pytest.CaptureFixture[str], args: list[str], hint: str
+) -> None:
+    """`vaultmind --json status` was told "did you mean --json instead of --json?", and
+    `vaultmind --json` "did you mean --version"."""
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, *args)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2
+    said = json.loads(out)["error"]["hint"] if out else err
+    assert hint in said and "did you mean" not in said, said
+
+
+def test_json_after_a_double_dash_is_text_so_the_mistake_is_said_as_text(capsys: pytest.CaptureFixture[str]) -> None:
+    """After `--`, `--json` is a value, not the flag: the mistake is said as argparse says it."""
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, "query", "walk", "--limit", "0", "--", "--json")
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2 and out == ""
+    assert err.startswith("usage: vaultmind query walk") and "--limit: 0 is not a positive" in err, err

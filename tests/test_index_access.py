@@ -142,3 +142,91 @@ def test_a_quarantine_that_cannot_move_a_file_moves_nothing_and_copies_nothing(t
         path.write_bytes(b"not an index")
     kept = sorted(p.name for p in qdir.iterdir())
     assert kept == [f"index-{n}.duckdb" for n in range(2, QUARANTINE_KEEP + 2)], kept
+
+
+@contextlib.contextmanager
+def _folder_on_another_file_system() -> Iterator[Path]:
+    """A folder on a file system other than the tests' (`/dev/shm`, a tmpfs): a rename into it
+    fails with "Invalid cross-device link"."""
+    import shutil
+    import tempfile
+
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == Path(tempfile.gettempdir()).stat().st_dev:
+        pytest.skip("needs /dev/shm on a file system of its own")
+    folder = Path(tempfile.mkdtemp(prefix="vaultmind-quarantine-", dir=shm))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_broken_index_is_moved_into_a_quarantine_folder_linked_to_another_disk(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`.vaultmind/quarantine` a link to a folder on another disk, where no rename reaches: the
+    broken index and its WAL are moved there all the same (copied, then removed), and the
+    command goes on with a fresh index (it failed with a traceback, the index left in place for
+    every command to fail on)."""
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    vault = tmp_path / "vault"
+    write(vault, "kayak.md", "# Kayak\n\nThe kayak trip is on Saturday.\n")
+    assert run_main(capsys, "init", "--existing", str(vault))[0] == 0
+    index = vault / ".vaultmind" / "index.duckdb"
+    with _folder_on_another_file_system() as elsewhere:
+        (index.parent / QUARANTINE_DIR).symlink_to(elsewhere, target_is_directory=True)
+        index.write_bytes(b"not an index")
+        Path(f"{index}.wal").write_bytes(b"not a log")
+        code, out, err = run_main(capsys, "status", "--vault", str(vault), "--json")
+        assert code == 0, err
+        assert "moved to" in str(out["index"]["notice"]), out["index"]
+        assert (elsewhere / "index-1.duckdb").read_bytes() == b"not an index"
+        assert (elsewhere / "index-1.duckdb.wal").read_bytes() == b"not a log"
+        assert index.read_bytes() != b"not an index" and not Path(f"{index}.wal").exists()
+        code, out, err = run_main(capsys, "sync", "--vault", str(vault), "--json")
+        assert code == 0, err
+        assert sorted(p.name for p in elsewhere.iterdir()) == ["index-1.duckdb", "index-1.duckdb.wal"]
+
+
+def test_a_file_that_will_not_move_to_another_disk_leaves_no_copy_there(tmp_path: Path) -> None:
+    """Across disks a move is a copy and a removal: a WAL that cannot be removed (immutable)
+    takes its copy back, and the index file moved before it comes back beside it."""
+    path = tmp_path / "index.duckdb"
+    wal = Path(f"{path}.wal")
+    path.write_bytes(b"not an index")
+    wal.write_bytes(b"not a log")
+    with _folder_on_another_file_system() as elsewhere:
+        (tmp_path / QUARANTINE_DIR).symlink_to(elsewhere, target_is_directory=True)
+        with _immutable(wal), pytest.raises(VaultError, match="cannot be written by you"):
+            quarantine(path)
+        assert path.read_bytes() == b"not an index" and wal.read_bytes() == b"not a log"
+        assert list(elsewhere.iterdir()) == []
+
+
+def test_ctrl_c_while_a_quarantine_copies_to_another_disk_puts_back_what_was_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while the WAL is copied to another disk (the index file moved before it): the
+    index file comes back beside its WAL, and no partial copy is left. (The index file stayed
+    moved: the next open made an empty index and replayed the old WAL into it.)"""
+    import shutil
+
+    path = tmp_path / "index.duckdb"
+    wal = Path(f"{path}.wal")
+    path.write_bytes(b"not an index")
+    wal.write_bytes(b"not a log")
+    copy = shutil.copyfile
+
+    def copy_then_ctrl_c(src: Path, dst: Path) -> object:
+        copied = copy(src, dst)
+        if str(src).endswith(".wal"):
+            raise KeyboardInterrupt
+        return copied
+
+    with _folder_on_another_file_system() as elsewhere:
+        (tmp_path / QUARANTINE_DIR).symlink_to(elsewhere, target_is_directory=True)
+        monkeypatch.setattr(shutil, "copyfile", copy_then_ctrl_c)
+        with pytest.raises(KeyboardInterrupt):
+            quarantine(path)
+        assert path.read_bytes() == b"not an index" and wal.read_bytes() == b"not a log"
+        assert list(elsewhere.iterdir()) == []

@@ -939,3 +939,43 @@ def test_a_stop_cuts_a_jobs_llm_call_at_once_and_puts_the_job_back_without_an_at
     (job,) = index.query("SELECT status, attempts, failure_class, last_error FROM jobs")
     assert job[:3] == ("ready", 0, None) and "given up for a stop" in job[3]
     assert pool.counts["refused"] == pool.counts["failed"] == pool.counts["retry"] == 0
+
+
+def test_ctrl_c_in_a_job_of_queue_run_stops_the_run_and_counts_no_attempt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C in a job of `queue --run` (where it lands depends on DuckDB's threads) either
+    stopped the run but left the job in hand (shown as running, an attempt counted, claimed
+    again only once its lease ran out), or, turned by DuckDB into an error of its own, was
+    taken for the job's failure while the run went on with every other job. The run stops
+    now, and the job is put back, ready, with no attempt counted."""
+    import signal
+
+    import vaultmind.queue.workers as workers
+
+    ran: list[str] = []
+
+    def run(ctx: JobContext, job: Any) -> None:
+        ran.append(job.dedupe_key)
+        if len(ran) == 1:  # a real SIGINT while DuckDB runs a statement of this job
+            ctx.index.con.create_function(
+                "ctrl_c", lambda: signal.raise_signal(signal.SIGINT) or 0, [], "INTEGER", side_effects=True
+            )
+            ctx.index.query("SELECT ctrl_c()")
+
+    vault = tmp_path / "vault"
+    assert main(["init", str(vault)]) == 0
+    with Index.open(vault / ".vaultmind" / "index.duckdb") as index:
+        add(index, "a", "b", "c")
+    monkeypatch.setenv("VAULTMIND_EMBED_PROVIDER", "none")
+    monkeypatch.setattr(workers, "default_kinds", lambda: (JobKind("test", run),))
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+    try:
+        code = main(["queue", "--run", "--vault", str(vault), "--json"])
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+    assert code == 130 and "interrupted" in capsys.readouterr().err
+    assert ran == ["a"], ran
+    with Index.open(vault / ".vaultmind" / "index.duckdb") as index:
+        jobs = index.query("SELECT dedupe_key, status, attempts, failure_class FROM jobs ORDER BY dedupe_key")
+    assert jobs == [("a", "ready", 0, None), ("b", "ready", 0, None), ("c", "ready", 0, None)], jobs

@@ -39,9 +39,11 @@ class CommandParser(argparse.ArgumentParser):
 
 
 def wants_json(argv: Sequence[str]) -> bool:
-    """Whether `--json` is among the options (not after a `--`, where it would be a value)."""
+    """Whether `--json` is among the options (not after a `--`, where it would be a value), as
+    argparse reads it: written out, or shortened (`--js`; no other option starts so)."""
     words = list(argv)
-    return "--json" in (words[: words.index("--")] if "--" in words else words)
+    options = words[: words.index("--")] if "--" in words else words
+    return any(len(word) >= len("--j") and "--json".startswith(word) for word in options)
 
 
 def say_mistake(mistake: ArgumentMistake, argv: Sequence[str]) -> NoReturn:

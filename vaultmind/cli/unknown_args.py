@@ -36,17 +36,29 @@ def refuse_unknown(args: argparse.Namespace, extra: Sequence[str], fallback: arg
 
 
 def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]) -> str:
-    """The flag a misspelt one stands for, else that an argument goes without a flag, else how
-    to pass a question of several words."""
-    flags = [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
-    meant = []
-    for word in extra:
-        if word.startswith("-"):
-            close = difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)
-            if close:
-                meant.append(f"{close[0]} instead of {word.split('=', 1)[0]}")
+    """Where a flag goes when it was given where none is read (before the command's name, after
+    a `--`) and the flag a misspelt one stands for; else that an argument goes without a flag,
+    else how to pass a question of several words."""
+    flags = _long_flags(parser)
+    given = [w.split("=", 1)[0] for w in dict.fromkeys(extra) if w.startswith("-") and w != "--"]
+    misplaced = [w for w in given if w in flags]
+    of_commands = [w for w in given if w not in flags and w in _long_flags_of_commands(parser)]
+    meant = [
+        f"{close[0]} instead of {w}"
+        for w in given
+        if w not in misplaced and w not in of_commands
+        for close in [difflib.get_close_matches(w, flags, n=1, cutoff=0.6)]
+        if close
+    ]
+    said = []
+    if misplaced:  # `vaultmind --json status`, `vaultmind status -- --json`
+        said.append(f"{parser.prog} reads {', '.join(misplaced)} only after its name and before any `--`")
+    if of_commands:  # `vaultmind --json`
+        said.append(f"{', '.join(of_commands)} goes after a command's name: {parser.prog} COMMAND {of_commands[0]}")
     if meant:
-        return "did you mean " + ", ".join(meant) + f"? (`{parser.prog} --help` lists its flags)"
+        said.append("did you mean " + ", ".join(meant) + "?")
+    if said:
+        return "; ".join(said) + f" (`{parser.prog} --help` lists its flags)"
     positionals = [
         a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
     ]
@@ -63,3 +75,17 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
     if words and isinstance(text, str):
         return f'put a question of several words in quotes: {parser.prog} "{" ".join([text, *words])}"'
     return f"`{parser.prog} --help` lists what it takes"
+
+
+def _long_flags(parser: argparse.ArgumentParser) -> list[str]:
+    return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+
+
+def _long_flags_of_commands(parser: argparse.ArgumentParser) -> set[str]:
+    """The flags of `parser`'s commands and theirs (none for a command without commands)."""
+    found: set[str] = set()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                found.update(_long_flags(command), _long_flags_of_commands(command))
+    return found

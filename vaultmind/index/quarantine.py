@@ -3,7 +3,9 @@ notice a later `status` reports."""
 
 from __future__ import annotations
 
+import errno
 import os
+import shutil
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
@@ -25,11 +27,12 @@ def quarantine(path: Path) -> Path:
     """Move the index file and its WAL aside; return where they went. Only the last
     `QUARANTINE_KEEP` copies are kept (at 50k notes each is about a gigabyte).
 
-    A rename within the index's folder, never a copy: a file the system will not let go of
+    A rename, never a copy left beside a file that stays: a file the system will not let go of
     (made immutable, guarded by macOS's privacy protection) was copied whole by each command
-    that tried, and the copies were never pruned. When a rename fails, what was moved goes back
-    (a WAL left behind would be replayed into the fresh index) and the error is raised: the
-    access error when the file is refused to this user."""
+    that tried, and the copies were never pruned (`_move`). When a move fails, what was moved
+    goes back (a WAL left behind would be replayed into the fresh index, or into the next
+    open's after a Ctrl-C) and the error is raised: the access error when the file is refused
+    to this user."""
     qdir = path.parent / QUARANTINE_DIR
     qdir.mkdir(parents=True, exist_ok=True)
     numbers = sorted(_copy_numbers(qdir, path))
@@ -40,13 +43,13 @@ def quarantine(path: Path) -> Path:
         for suffix in ("", ".wal"):
             src, dst = Path(str(path) + suffix), Path(str(target) + suffix)
             if src.exists():
-                os.replace(src, dst)
+                _move(src, dst)
                 moved.append((src, dst))
-    except OSError as exc:
+    except BaseException as exc:  # Ctrl-C too (a copy to another disk takes a while)
         for src, dst in reversed(moved):
             with suppress(OSError):
-                os.replace(dst, src)
-        denied = index_access_error(exc, path)
+                _move(dst, src)
+        denied = index_access_error(exc, path) if isinstance(exc, OSError) else None
         if denied is not None:
             raise denied from exc
         raise
@@ -55,6 +58,25 @@ def quarantine(path: Path) -> Path:
             with suppress(FileNotFoundError):
                 (qdir / f"{path.stem}-{old}{path.suffix}{suffix}").unlink()
     return target
+
+
+def _move(src: Path, dst: Path) -> None:
+    """Rename `src` to `dst`; when `dst` is on another file system (a `quarantine/` folder linked
+    to another disk, where a rename cannot go), copy it there and remove `src`. A file that
+    cannot be removed (or a copy that fails) leaves no copy behind: the error is raised."""
+    try:
+        os.replace(src, dst)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    try:
+        shutil.copyfile(src, dst)
+        src.unlink()
+    except BaseException:
+        with suppress(OSError):
+            dst.unlink()
+        raise
 
 
 def _copy_numbers(qdir: Path, path: Path) -> Iterator[int]:

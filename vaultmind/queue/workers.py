@@ -33,12 +33,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.admission.importance import importance_kind
 from vaultmind.admission.reask import reask_kind
-from vaultmind.errors import ConfigError
+from vaultmind.errors import ConfigError, by_ctrl_c
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.llm.ollama_chat import LlmCancelled
 from vaultmind.llm.slots import llm_slots
@@ -310,7 +311,13 @@ class WorkerPool:
             if put_back(self.index, job, "its LLM call was given up for a stop; no attempt counted", now=self.clock()):
                 log.info("job #%d %s: its LLM call was given up for the stop; it is ready again", job.id, job.kind)
             return
+        except KeyboardInterrupt:  # Ctrl-C of `queue --run`: the run stops, the job is no failure
+            self._put_back_for_ctrl_c(job)
+            raise
         except Exception as exc:
+            if by_ctrl_c(exc):  # the same Ctrl-C, turned by DuckDB or a library into an error of its own
+                self._put_back_for_ctrl_c(job)
+                raise
             failure = classify(exc)
             message = str(exc) or type(exc).__name__
             outcome = fail(self.index, job, failure, message, now=self.clock())
@@ -332,6 +339,12 @@ class WorkerPool:
                 log.warning("job #%d %s: lease lost before settling; its new holder settles it", job.id, job.kind)
         with self._counts_lock:
             self.counts[outcome] = self.counts.get(outcome, 0) + 1
+
+    def _put_back_for_ctrl_c(self, job: Job) -> None:
+        """`job` ready again, no attempt counted: else it stayed in hand (`running`, an attempt
+        counted) until its lease ran out, for a keypress that says nothing against it."""
+        with suppress(Exception):  # (a statement Ctrl-C ended may leave the index unusable for now)
+            put_back(self.index, job, "stopped by Ctrl-C; no attempt counted", now=self.clock())
 
     def _handle(self, job: Job, kind: JobKind, *, asks: bool) -> str | None:
         """Run `job`'s handler; an LLM job claimed while the gate is closed (`asks` false), or
