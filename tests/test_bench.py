@@ -291,6 +291,18 @@ def test_a_child_s_peak_memory_and_a_gone_process_s(tmp_path: Path) -> None:
     assert peak_rss(ended.pid) == (None, None) and proc_rss(ended.pid) == (0, 0)
 
 
+def test_a_process_tree_without_proc_is_its_root_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where there is no `/proc` (macOS) the rss benchmark's daemon tree is the daemon alone:
+    reading `/proc` no longer ends the benchmark with FileNotFoundError."""
+    import vaultmind.bench.processes as processes
+
+    def no_proc(path: str) -> list[str]:
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    monkeypatch.setattr(processes.os, "listdir", no_proc)
+    assert processes.descendants(os.getpid()) == [os.getpid()]
+
+
 def test_a_child_s_peak_is_its_own_not_its_larger_parent_s() -> None:
     """A child started by vfork and exec (`subprocess`) inherits its parent's high-water mark
     in the kernel's `wait4` figure: an empty child of a process holding 300 MB measured 300 MB.

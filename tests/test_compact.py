@@ -23,6 +23,7 @@ from vaultmind.index.connection import CARRIED_SETTINGS
 from vaultmind.index.pool import size_bytes
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
+from vaultmind.upkeep import IdleCompaction
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "river stone garden market winter budget meeting plan draft review harbour lantern".split()
@@ -218,18 +219,19 @@ def test_the_waste_measured_is_the_churn_and_a_fresh_copy_has_none(churned: Conf
 def test_the_idle_upkeep_compacts_a_wasteful_index_and_leaves_a_sound_one(
     churned: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import vaultmind.memory as memory_module
+    import vaultmind.upkeep as upkeep_module
 
     config = copy_of(churned, tmp_path)
-    monkeypatch.setattr(memory_module, "WASTE_CHECK_S", 0.0)
+    monkeypatch.setattr(upkeep_module, "WASTE_CHECK_S", 0.0)
     with Memory.open(config) as memory:
+        compact_if_wasteful = IdleCompaction(memory)
         assert waste(memory.index.con, config.index_path).ratio > 1.5
-        assert memory.compact_if_wasteful() is None  # a small file: not worth it (`WORTH_MIN_BYTES`)
+        assert compact_if_wasteful() is None  # a small file: not worth it (`WORTH_MIN_BYTES`)
         monkeypatch.setattr(compact_module, "WORTH_MIN_BYTES", 0)
         monkeypatch.setattr(compact_module, "WORTH_RATIO", 1.5)
-        done = memory.compact_if_wasteful()
+        done = compact_if_wasteful()
         assert done is not None and done["after_bytes"] < done["before_bytes"]
-        assert memory.compact_if_wasteful() is None  # compacted: nothing more to give back
+        assert compact_if_wasteful() is None  # compacted: nothing more to give back
         assert memory.search("budget", limit=3)["hits"]
     assert os.path.getsize(config.index_path) == done["after_bytes"]
 
@@ -238,8 +240,9 @@ def test_the_idle_upkeep_measures_the_waste_at_most_every_so_often(config: Confi
     monkeypatch.setattr(compact_module, "WORTH_MIN_BYTES", 0)
     monkeypatch.setattr(compact_module, "WORTH_RATIO", 0.0)  # every file worth compacting
     with Memory.open(config) as memory:
-        assert memory.compact_if_wasteful() is not None
-        assert memory.compact_if_wasteful() is None  # measured a moment ago: not again before `WASTE_CHECK_S`
+        compact_if_wasteful = IdleCompaction(memory)
+        assert compact_if_wasteful() is not None
+        assert compact_if_wasteful() is None  # measured a moment ago: not again before `WASTE_CHECK_S`
 
 
 def test_a_rename_that_fails_leaves_the_index_in_place_and_open(config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -406,7 +409,7 @@ def test_a_stopping_daemon_compacts_nothing_and_gives_up_a_compaction_under_way(
             memory.compact(stop_midway)  # given up before the second table's rows
         with pytest.raises(SyncStopped):
             memory.compact()  # stopping: not begun
-        assert memory.compact_if_wasteful() is None
+        assert IdleCompaction(memory)() is None
         assert not Path(f"{config.index_path}{COPY_SUFFIX}").exists()
         assert memory.search("harbour", limit=3)["hits"]
         assert config.index_path.read_bytes() == before  # the same file, untouched

@@ -16,14 +16,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import duckdb
-
 from vaultmind.config import MAX_LIMIT, Config
 from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import NotFound, SyncStopped
+from vaultmind.errors import NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -50,8 +48,6 @@ YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
-# the daemon measures the index file's waste at most this often (`compact_if_wasteful`; ~0.1–0.4 s)
-WASTE_CHECK_S = 600.0
 
 
 class Memory:
@@ -88,7 +84,6 @@ class Memory:
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
-        self._waste_checked = float("-inf")  # when `compact_if_wasteful` last measured (monotonic)
         self.stopping = threading.Event()  # set when the daemon stops: background work ends
         self._synced = 0  # the index's generation after the last sync of vault files
         self._graph_wanted = False  # a question took an entity graph older than the index
@@ -166,32 +161,6 @@ class Memory:
         self.index.reopen()
         if self.serving_pool.serving:
             self.serving_pool.serve()
-
-    def compact_if_wasteful(self) -> dict[str, Any] | None:
-        """Background upkeep, once a pass is done: compact the index (`compact`) when its file
-        is more than twice what it holds live (`Waste.worth_compacting`), measured at most every
-        `WASTE_CHECK_S`, after a pause in saves and requests, holding syncs off while it runs.
-        What was done, or None."""
-        from vaultmind.index.compact import waste
-
-        if self.index.path is None or time.monotonic() < self._waste_checked + WASTE_CHECK_S:
-            return None
-        self._waste_checked = time.monotonic()
-        self.yield_to_foreground()
-        if self.stopping.is_set():
-            return None
-        with self.sync_lock, self.index.lock:
-            found = waste(self.index.con, self.index.path)
-            if not found.worth_compacting():
-                return None
-            log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
-            try:
-                return self.index.compact(self.syncer.progress, self.stopping).to_dict()
-            except SyncStopped:  # the daemon is stopping: the index as it was
-                return None
-            except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
-                log.warning("the index could not be compacted: %s", exc)
-                return None
 
     def reload_ignores(self) -> bool:
         """Take up `[vault] ignore` and `include_templates` from the config file, and the

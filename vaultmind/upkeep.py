@@ -11,9 +11,13 @@ import logging
 import os
 import sys
 import threading
+import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import duckdb
+
+from vaultmind.errors import SyncStopped
 from vaultmind.queue.workers import WAIT_STEP_S, join_within
 from vaultmind.tree.note import iso_time
 
@@ -23,6 +27,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_WARN_S = 30.0  # a stop still waiting for the upkeep after this says so (and waits on)
+# the index file's waste is measured at most this often (`IdleCompaction`; ~0.1–0.4 s)
+WASTE_CHECK_S = 600.0
 
 
 class TreeKeeper:
@@ -45,6 +51,7 @@ class TreeKeeper:
         self.runs = 0
         self.last_error: str | None = None
         self._next_s = self.FLUSH_EVERY_S  # until the next pass when nothing changes
+        self.compact_if_wasteful = IdleCompaction(memory)
 
     def start(self) -> None:
         self._thread.start()
@@ -92,7 +99,7 @@ class TreeKeeper:
                 self._next_s = self.next_pass_s(report.waiting, datetime.now(UTC))
                 self.memory.prepare_reads()  # summaries sealed: their entities are in the graph
                 self.memory.serving_pool.trim(idle=True)
-                self.memory.compact_if_wasteful()  # the space churn left unused given back
+                self.compact_if_wasteful()  # the space churn left unused given back
             except Exception as exc:  # keep the daemon alive; the next change retries
                 errors.append(f"trees: {type(exc).__name__}: {exc}")
                 log.exception("tree maintenance failed")
@@ -107,6 +114,40 @@ class TreeKeeper:
             return self.FLUSH_EVERY_S
         first = min(t if t.tzinfo else t.replace(tzinfo=UTC) for t in times)
         return min(self.FLUSH_EVERY_S, max(1.0, (first - now).total_seconds() + 1.0))
+
+
+class IdleCompaction:
+    """Background upkeep, once a pass is done: compact the index (`Index.compact`) when its
+    file is more than twice what it holds live (`Waste.worth_compacting`), measured at most
+    every `WASTE_CHECK_S`, after a pause in saves and requests, holding syncs off while it runs."""
+
+    def __init__(self, memory: Memory):
+        self.memory = memory
+        self._checked = float("-inf")  # when the waste was last measured (monotonic)
+
+    def __call__(self) -> dict[str, Any] | None:
+        """What was done, or None (not due, not worth it, stopping, or failed: tried again later)."""
+        from vaultmind.index.compact import waste
+
+        memory, index = self.memory, self.memory.index
+        if index.path is None or time.monotonic() < self._checked + WASTE_CHECK_S:
+            return None
+        self._checked = time.monotonic()
+        memory.yield_to_foreground()
+        if memory.stopping.is_set():
+            return None
+        with memory.sync_lock, index.lock:
+            found = waste(index.con, index.path)
+            if not found.worth_compacting():
+                return None
+            log.info("the index file is %.1f× what it holds: compacting it", found.ratio)
+            try:
+                return index.compact(memory.syncer.progress, memory.stopping).to_dict()
+            except SyncStopped:  # the daemon is stopping: the index as it was
+                return None
+            except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
+                log.warning("the index could not be compacted: %s", exc)
+                return None
 
 
 def _lower_priority() -> None:

@@ -150,9 +150,14 @@ def _status_rss(pid: int) -> tuple[int, int] | None:
 
 
 def descendants(root: int) -> list[int]:
-    """`root` and every live process below it (from `/proc/*/stat`)."""
+    """`root` and every live process below it (from `/proc/*/stat`); `root` alone where there
+    is no `/proc` (macOS: its figures are then the kernel's for the child, `peak_rss`)."""
     parent: dict[int, int] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return [root]
+    for name in names:
         if not name.isdigit():
             continue
         try:

@@ -36,9 +36,11 @@ REQUEUE_FAILED_AFTER_MS = 3 * 3600 * 1000
 def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: int) -> dict[str, Any]:
     """One reconcile pass; returns what it did (counts). DuckDB runs it on one thread: its
     reads (44k provisional rows at 50k notes, no Ollama) kept a second thread's buffers after
-    the pass (in process 42 -> 20 MiB kept, the peak 42 -> 39, no slower)."""
+    the pass (in process 42 -> 20 MiB kept, the peak 42 -> 39, no slower). The index's lock is
+    held from the setting to its end, so a one-thread scope of another thread (a pooled sync's)
+    cannot end in between: it would give its threads back, and this pass then set back its one."""
     created = cancelled = repaired = 0
-    with index.threads(1), index.transaction() as con:
+    with index.lock, index.threads(1), index.transaction() as con:
         expired = recover_expired(con, now=now)
         for kind in kinds:
             if kind.repair is not None:
