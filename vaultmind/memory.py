@@ -157,10 +157,9 @@ class Memory:
 
     def reopen_index(self) -> None:
         """After a whole-vault rebuild, before the warm-up: the index's connection opened again
-        (`Index.reopen`: what DuckDB kept after the load), a serving process's pool set again."""
+        (`Index.reopen`: what DuckDB kept after the load), its settings — a serving process's
+        allocator among them — carried to the new one (`connection.settings_of`)."""
         self.index.reopen()
-        if self.serving_pool.serving:
-            self.serving_pool.serve()
 
     def reload_ignores(self) -> bool:
         """Take up `[vault] ignore` and `include_templates` from the config file, and the
