@@ -379,7 +379,8 @@ def test_a_sync_of_paths_names_the_ones_not_in_the_vault(memory: Memory, vault: 
 
 def test_a_chunked_body_is_refused_never_read_as_a_whole_vault_sync(memory: Memory, vault: Path) -> None:
     """A body without a Content-Length (chunked) is answered 411, not taken for `{}` — which,
-    for `/v1/sync`, syncs the whole vault for a request that named one path; a negative
+    for `/v1/sync`, syncs the whole vault for a request that named one path — and read to its end
+    first, so the client still sending it gets the answer instead of a broken pipe; a negative
     Content-Length is a 400."""
     import http.client
     import json
@@ -389,13 +390,17 @@ def test_a_chunked_body_is_refused_never_read_as_a_whole_vault_sync(memory: Memo
     server.start()
     headers = {"Authorization": "Bearer secret", "Content-Type": "application/json"}
     try:
-        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
-        body = json.dumps({"paths": ["nope.md"]}).encode()
-        conn.request("POST", "/v1/sync", body=iter([body]), headers=headers, encode_chunked=True)
-        response = conn.getresponse()
-        answer = json.loads(response.read())
-        conn.close()
-        assert response.status == 411 and "Content-Length" in answer["error"]["message"]
+        body = json.dumps({"paths": ["nope.md"], "pad": "x" * 4096}).encode()
+        for _ in range(5):  # the body comes in many chunks, still being sent when the server has its headers
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+            try:
+                parts = iter([body[i:i + 64] for i in range(0, len(body), 64)])
+                conn.request("POST", "/v1/sync", body=parts, headers=headers, encode_chunked=True)
+                response = conn.getresponse()
+                answer = json.loads(response.read())
+            finally:
+                conn.close()
+            assert response.status == 411 and "Content-Length" in answer["error"]["message"]
         assert memory.index.scalar("SELECT count(*) FROM notes") == 0  # nothing synced
         conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
         conn.putrequest("POST", "/v1/sync")

@@ -151,6 +151,29 @@ class _LengthRequired(UsageError):
     """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
 
 
+def _drain_chunks(rfile: Any, limit: int) -> None:
+    """Read (and drop) a chunked body up to `limit` bytes, so a refused client is not cut off while
+    it still sends: a connection closed with its request unread is reset, and the reset can lose
+    the answer on the client's side. A malformed or longer body is left unread."""
+    total = 0
+    while True:
+        line = rfile.readline(1024)
+        try:
+            size = int(line.split(b";", 1)[0].strip(), 16)
+        except ValueError:
+            return
+        if size == 0:
+            while rfile.readline(1024) not in (b"\r\n", b"\n", b""):  # the trailer, up to its blank line
+                pass
+            return
+        total += size
+        if size < 0 or total > limit:
+            return
+        left = size + 2  # the chunk and its CRLF
+        while left > 0 and (chunk := rfile.read(min(left, _DRAIN_CHUNK))):
+            left -= len(chunk)
+
+
 def _still_connected(conn: socket.socket) -> bool:
     """Whether the client of a request being answered still waits: False once it has closed the
     connection or reset it (a client whose timeout passed). A client sends nothing more while it
@@ -309,7 +332,8 @@ def _make_handler(
 
         def _body(self) -> dict[str, Any]:
             if (self.headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity":
-                self.close_connection = True  # its chunks are left unread
+                self.close_connection = True
+                _drain_chunks(self.rfile, 2 * MAX_BODY)  # so the client can finish sending and read the answer
                 raise _LengthRequired(
                     "a request body must be sent with a Content-Length (not chunked)",
                     hint="send the JSON body whole, with its Content-Length header",
