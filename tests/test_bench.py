@@ -490,3 +490,29 @@ def test_the_entity_benchmark_runs_once_per_run_and_shows_its_progress(tmp_path:
     assert said.count(("entities: filling the table", 0, 50_000)) == 1
     assert ("entities: queries", 200, 200) in said
     assert report["pass"]["30"]["entities.p95_s"] in (True, False)
+
+
+@pytest.mark.slow
+def test_the_memory_targets_say_why_they_are_not_measured_without_smaps_rollup(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no `/proc/PID/smaps_rollup` exists (macOS, older kernels) the memory targets'
+    figures (PSS) cannot be measured: they were a bare "n/a", read as "not stated for this
+    size". The JSON and the table say why."""
+    import vaultmind.bench.processes as processes
+    from vaultmind.bench.targets import missed
+    from vaultmind.cli.bench import print_report
+
+    monkeypatch.setattr(processes, "SMAPS_ROLLUP", str(tmp_path / "no-proc" / "{pid}" / "smaps_rollup"))
+    code = main(["bench", "run", "--notes", "120", "--only", "rss", "--workdir", str(tmp_path / "work"), "--json"])
+    assert code == 0
+    report = json.loads(capsys.readouterr().out)
+    why = "n/a (no /proc/PID/smaps_rollup on this system)"
+    rss = report["sizes"]["120"]["rss"]
+    assert rss["reindex_tree_pss_peak_mb"] is None and rss["daemon_tree_pss_peak_mb"] is None, rss
+    assert rss["reindex_peak_mb"] > 0, "the figures read elsewhere stay"
+    assert report["pass"]["120"] == {"rss.reindex_tree_pss_peak_mb": why, "rss.daemon_tree_pss_peak_mb": why}
+    assert not missed(report["pass"]), "not measured is no miss"
+    print_report(report)
+    daemon = next(line for line in capsys.readouterr().out.splitlines() if "daemon + NER, peak PSS" in line)
+    assert "– n/a" in daemon and daemon.endswith(f"<= 500 at 50k notes; {why}"), daemon

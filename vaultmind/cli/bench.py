@@ -284,12 +284,16 @@ def print_report(report: dict[str, Any]) -> None:
     print(header)
     for label, bench, metric, scale, digits in rows:
         cells = ""
+        reasons: list[str] = []  # "n/a (no /proc/PID/smaps_rollup on this system)": said once, after the target
         for s in sizes:
             value = _get(report["sizes"][s], bench, metric)
             ok = report["pass"][s].get(f"{bench}.{metric}")
-            mark = "" if ok is None else f" {NA}" if ok == NA else (" ✓" if ok else " ✗")
+            mark = "" if ok is None else f" {NA}" if isinstance(ok, str) else (" ✓" if ok else " ✗")
+            if isinstance(ok, str) and ok != NA and ok not in reasons:
+                reasons.append(ok)
             cells += f"{_fmt(value, scale, digits) + mark:>14}"
         target = TARGETS.get(f"{bench}.{metric}")
         bound = f"{target.op} {_fmt(target.bound, scale, digits if scale == 1 else 0)}" if target else ""
         bound += f" at {target.stated_for}" if target and target.stated_for else ""
+        bound += "".join(f"; {reason}" for reason in reasons)
         print(f"{label:{width}}{cells}   {bound}")

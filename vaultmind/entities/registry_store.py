@@ -28,7 +28,7 @@ from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.note import alias_items
-from vaultmind.markdown.render import shown_line
+from vaultmind.markdown.render import title_heading
 from vaultmind.vault.layout import windows_safe
 
 
@@ -149,7 +149,7 @@ def entity_note_body(display: str) -> str:
     or of the unescaped one written before (`entity_note_bodies`), is vaultmind's, with the
     display name it read in the text (the user's display name or a note the user wrote has
     none or another)."""
-    return f"# {shown_line(display)}\n"
+    return f"{title_heading(display)}\n"
 
 
 def unescaped_entity_note_body(display: str) -> str:

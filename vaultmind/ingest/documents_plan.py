@@ -5,6 +5,7 @@ content changed, and `<id>~2` when the note is another file's of the same id."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,22 +20,34 @@ from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import ascii_slug, readable_folder, readable_name, scope_folder, sibling_path
 from vaultmind.ingest.plan import Plan, Write, say_wide
 from vaultmind.markdown.frontmatter import body_sha256, with_user_keys
-from vaultmind.markdown.render import iso_utc, note_text, render_note
+from vaultmind.markdown.render import iso_utc, note_text, render_note, title_heading
 from vaultmind.markdown.yaml_out import Quoted
 from vaultmind.vault.layout import SOURCES_DIR
 
 _H1_RE = re.compile(r"#[ \t]+\S")
 
 
-def doc_body(doc: DocumentInput) -> str:
+def doc_body(doc: DocumentInput, heading: Callable[[str], str] = title_heading) -> str:
     """The body a document's note holds: line breaks as \\n, no control characters (as the note
-    is written, so an unchanged file compares equal: a form feed had made a new version each time)."""
+    is written, so an unchanged file compares equal: a form feed had made a new version each time),
+    under its title's `heading` when it opens with none (escaped: "#ops notes" tags nothing)."""
     body = note_text(doc.body).strip("\n")
     first = next((line for line in body.split("\n") if line.strip()), "")
     title = " ".join(doc.title.split())
     if title and not _H1_RE.match(first):
-        body = f"# {title}\n\n{body}" if body else f"# {title}"
+        body = f"{heading(title)}\n\n{body}" if body else heading(title)
     return body + "\n" if body else ""
+
+
+def _unescaped_heading(title: str) -> str:
+    return f"# {title}"
+
+
+def content_hashes(doc: DocumentInput) -> frozenset[str]:
+    """The body hashes of a note holding `doc`'s text: that of the body vaultmind writes, and of
+    the one it wrote before a title's heading was escaped ("# #ops notes"): the same document,
+    no new version (such a note is written again, escaped, under its version: `plan_document`)."""
+    return frozenset({body_sha256(doc_body(doc)), body_sha256(doc_body(doc, _unescaped_heading))})
 
 
 def _render_document(doc: DocumentInput, version: int, time_start: str | None, time_end: str | None) -> bytes:
@@ -109,6 +122,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         doc = replace(doc, source_id=ident)
     plan.documents[doc.source_id] = doc.source_ref
     new_body = doc_body(doc)
+    hashes = content_hashes(doc)
     title = " ".join(doc.title.split()) or doc.source_id
     latest = max((_int(note.data.get("version"), 1) for note in mine), default=0)
     named = f"{folder}/{_note_name(doc, title)}.md" if doc.name else None  # its file's name
@@ -126,7 +140,7 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
         """The same title and body; the same source, or the same file elsewhere (`_new_place`)."""
         ref = note.data.get("source_ref") or None
         return (
-            body_hash == body_sha256(new_body)
+            body_hash in hashes
             and str(note.data.get("title") or "") == title
             and (ref == (doc.source_ref or None) or (file_ref(doc.source_ref) and (ref is None or file_ref(ref))))
         )
@@ -144,7 +158,9 @@ def plan_document(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) 
             return Write(dest or target.path, data, target.raw, replaced=replaced, moved_from=moved_from)
 
         if same_as(target, target.body_hash):
-            if _new_place(target, doc.source_ref):  # moved (or written before its file was recorded): the file's new place, same version
+            # moved (or written before its file was recorded): the file's new place, same version;
+            # or written with its title's heading unescaped: escaped, same version
+            if _new_place(target, doc.source_ref) or target.body_hash != body_sha256(new_body):
                 version = _int(target.data.get("version"), 1)
                 start, end = _opt_str(target.data.get("time_start")), _opt_str(target.data.get("time_end"))
                 data = _render_document(doc, version, start or modified, end or modified)
@@ -210,7 +226,7 @@ def _holding(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) -> tu
         mine = [note for note in folder_notes if note.source_id == doc.source_id]
         return doc.source_id, mine or [note for note in _all_doc_notes(plan) if note.source_id == doc.source_id]
     ids = [doc.source_id, *([doc.legacy_source_id] if doc.legacy_source_id else [])]
-    body = body_sha256(doc_body(doc))
+    body = content_hashes(doc)
     if file_ref(doc.source_ref):  # the file found again by its place, or, moved, by its text
         anywhere = _all_doc_notes(plan)
         same = [n for n in anywhere if n.data.get("source_ref") == doc.source_ref]
@@ -219,7 +235,7 @@ def _holding(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) -> tu
                 n
                 for n in anywhere
                 if file_ref(str(n.data.get("source_ref") or ""))
-                and n.body_hash == body
+                and n.body_hash in body
                 and not _file_path(str(n.data["source_ref"])).exists()
             ]
         if same:
@@ -257,15 +273,15 @@ def _holding(plan: Plan, doc: DocumentInput, folder_notes: list[Existing]) -> tu
         n += 1
 
 
-def _other_file(plan: Plan, ident: str, notes: list[Existing], ref: str | None, body: str) -> bool:
+def _other_file(plan: Plan, ident: str, notes: list[Existing], ref: str | None, body: frozenset[str]) -> bool:
     """Whether `ident` holds a file other than `ref` (a `file:` URI) that still exists, with
-    another text (`body`, its hash): written by this ingest, or by an earlier one (the
-    `source_ref` of its notes)."""
+    another text (not one of `body`, its hashes: `content_hashes`): written by this ingest, or
+    by an earlier one (the `source_ref` of its notes)."""
     if not file_ref(ref):
         return False
     if ident in plan.documents:
         return plan.documents[ident] != ref
-    if any(note.body_hash == body for note in notes):
+    if any(note.body_hash in body for note in notes):
         return False
     refs = {str(note.data.get("source_ref") or "") for note in notes}
     return ref not in refs and any(file_ref(other) and _file_path(other).exists() for other in refs)

@@ -12,7 +12,7 @@ from vaultmind.markdown.blocks import scan_blocks
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian
-from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, unescape_markup, unescape_shown
+from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, title_reader, unescape_shown
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
 from vaultmind.zones import local_to_utc, note_zone
@@ -104,13 +104,14 @@ def shown_reader(kind: str, data: Mapping[str, Any]) -> Callable[[str], str] | N
     - a summary and an entity note: without the escapes of `render.escape_markup` and the `\\#`
       of `render.no_tag`, which vaultmind put before a name's `#` (`render.unescape_shown`);
     - a document: without those of `render.escape_markup` alone (a `.txt` or `.html` file's
-      text is escaped so; a `.md` file's backslashes are Markdown's, which read the same). A
-      `\\#` in a document is its author's (vaultmind never writes one there): it is read as
-      its file has it, and a summary of it keeps it, so that it tags no summary."""
+      text is escaped so; a `.md` file's backslashes are Markdown's, which read the same), and
+      its title heading as it shows (`render.title_reader`: "# \\#ops notes" is "# #ops notes").
+      Any other `\\#` in a document is its author's (vaultmind writes one only in that heading):
+      it is read as its file has it, and a summary of it keeps it, so that it tags no summary."""
     if _str(data.get("vaultmind")) in ("summary", "entity"):
         return unescape_shown
     if kind == "source" and _str(data.get("kind")) == "document":
-        return unescape_markup
+        return title_reader(_str(data.get("title")))
     return None
 
 

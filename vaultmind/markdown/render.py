@@ -349,6 +349,30 @@ def shown_line(line: str) -> str:
     return _map_prose([line], lambda prose: no_tag(_escape_prose(prose)))[0]
 
 
+def title_heading(title: str) -> str:
+    """The `# ` heading vaultmind writes over a note it names after something a user or an export
+    chose (a chat's name, an email's subject, a document's title, an entity's name), escaped as a
+    shown line (`shown_line`): a document ingested from "#ops notes.txt" is headed
+    "# \\#ops notes", which tags no note with `ops` (`title_reader` reads it back)."""
+    return f"# {shown_line(title)}"
+
+
+def title_reader(title: str) -> Callable[[str], str]:
+    """How the text of a document's note is read (`unescape_markup`), its title heading as it
+    shows: "# \\#ops notes", which vaultmind wrote over the document "#ops notes", reads
+    "# #ops notes", as a name's `\\#` in an entity note does (`unescape_shown`). Any other
+    `\\#` of a document is its author's, read as written."""
+    heading = title_heading(title)
+    if heading == f"# {title}":  # nothing escaped in it (most titles)
+        return unescape_markup
+    written, shown = unescape_markup(heading), f"# {title}"
+
+    def read(text: str) -> str:
+        return "\n".join(shown if line == written else line for line in unescape_markup(text).split("\n"))
+
+    return read
+
+
 def _fence_left_open(lines: Sequence[str]) -> str:
     """The marker of the code fence `lines` open and never close ("" when none is left open)."""
     fence = ""
@@ -416,7 +440,7 @@ def render_source_note(meta: SourceMeta, messages: Sequence[Message], zone: tzin
         raise UsageError(f"render_source_note renders chat and email notes, not {meta.kind!r}")
     title = _title(meta.title) or meta.source_id
     taken: set[str] = set()
-    parts = [f"# {shown_line(title)}\n"]
+    parts = [f"{title_heading(title)}\n"]
     times: list[datetime] = []
     if meta.kind == "email":
         messages = _unheld_answers(messages)

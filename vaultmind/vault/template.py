@@ -65,6 +65,8 @@ class InitReport:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     already: bool = False  # the folder already was the vault asked for: nothing was written
+    missing: list[str] = field(default_factory=list)  # `already`: the template's files it lacks, not put back
+    restorable: list[str] = field(default_factory=list)  # those of `missing` that `init --existing` adds
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +75,8 @@ class InitReport:
             "created": list(self.created),
             "skipped": [{"path": s.path, "reason": s.reason} for s in self.skipped],
             "warnings": list(self.warnings),
+            "missing": list(self.missing),
+            "restorable": list(self.restorable),
         }
 
 
@@ -92,7 +96,8 @@ def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) 
     own files; its `.gitignore` and `.obsidian/` are left alone when present, and the welcome
     note and demo are added only with `demo=True` (refused if any of their paths is taken).
     A folder that already is the vault asked for (the set-up line run again, after a Ctrl-C of
-    its reindex say) is reported `already`, and nothing is written.
+    its reindex say) is reported `already`, and nothing is written: a template file it lacks
+    (the welcome note the user deleted) is named in `missing`, not put back.
     Raises `RefuseToClobber` before writing anything when the request cannot be honoured.
     """
     files = template_files(demo=demo)
@@ -104,10 +109,12 @@ def init_vault(path: str | Path, *, demo: bool = False, existing: bool = False) 
         root = _existing_root(path)
         plan, skipped = _plan_existing(root, files, demo=demo)
         warnings = _folder_warnings(root)
-    elif _already_made(Path(path).expanduser(), files):
-        return InitReport(vault=Path(path).expanduser().resolve(), already=True)
+    elif (missing := _already_made(Path(path).expanduser(), files)) is not None:
+        root = Path(path).expanduser().resolve()
+        restorable = [item.path for item in _plan_existing(root, files, demo=False)[0]] if missing else []
+        return InitReport(vault=root, already=True, missing=missing, restorable=restorable)
     else:
-        root = _new_root(path)
+        root = _new_root(path, demo=demo)
         plan, skipped = files, []
     for folder in sorted({PurePosixPath(item.path).parent for item in plan}):
         _check_dir(root, folder)  # refuse before writing anything
@@ -183,7 +190,7 @@ def _walk(node: Traversable, prefix: str = "") -> list[tuple[str, bytes]]:
     return sorted(found)
 
 
-def _new_root(path: str | Path) -> Path:
+def _new_root(path: str | Path, *, demo: bool = False) -> Path:
     root = Path(path).expanduser()
     if os.path.lexists(root):
         if not root.is_dir():
@@ -192,12 +199,13 @@ def _new_root(path: str | Path) -> Path:
                 path=root,
                 hint="choose another path for the new vault",
             )
-        if (root / STATE_DIR).is_dir():
+        if (root / STATE_DIR).is_dir():  # (one `init` would make is `_already_made`: without the demo asked for)
             raise RefuseToClobber(
-                f"is already a vaultmind vault (it holds {STATE_DIR}/); nothing was written",
+                f"is already a vaultmind vault{' without the demo' if demo else ''} (it holds {STATE_DIR}/); "
+                "nothing was written",
                 path=root,
                 hint=f"use it: `{command_line('reindex', vault=Path(path))}` brings its index up to date; "
-                "for a new vault, name an empty or missing folder",
+                f"for a new {'demo ' if demo else ''}vault, name an empty or missing folder",
             )
         if any(root.iterdir()):
             raise RefuseToClobber(
@@ -213,13 +221,19 @@ def _new_root(path: str | Path) -> Path:
     return root.resolve()
 
 
-def _already_made(root: Path, files: list[TemplateFile]) -> bool:
-    """Whether `root` already is the vault `init` would make of `files`: a vaultmind vault
-    (`.vaultmind/`) holding a file at each of their paths (as edited since, or not). Any other
-    folder that is not empty is refused, as before."""
+def _already_made(root: Path, files: list[TemplateFile]) -> list[str] | None:
+    """The paths of `files` that `root` lacks when it already is the vault `init` would make of
+    them (None when it is not): a vaultmind vault (`.vaultmind/`), holding the demo when `files`
+    have it (some of its files, as edited since or not). A file it lacks is one the user deleted
+    (the welcome note, a demo note): the set-up line run again must go on to its reindex, and
+    must not bring back what was deleted; it is named, not written. Any other folder that is
+    not empty is refused, as before (a vault without the demo asked for one included)."""
     if not root.is_dir() or not (root / STATE_DIR).is_dir():
-        return False
-    return all(os.path.lexists(root / item.path) for item in files)
+        return None
+    demo = [item for item in files if item.group == "demo"]
+    if demo and not any(os.path.lexists(root / item.path) for item in demo):
+        return None
+    return [item.path for item in files if not os.path.lexists(root / item.path)]
 
 
 def _existing_root(path: str | Path) -> Path:
