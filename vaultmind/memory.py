@@ -177,10 +177,12 @@ class Memory:
             self.syncer.rules = IgnoreRules(self.config.all_ignores)
         return True
 
-    def sync(self) -> SyncStats:
+    def sync(self, *, changes_only: bool = False) -> SyncStats:
+        """Bring the index in step with the whole vault (`changes_only`: a question's sync,
+        `Syncer.sync_all`)."""
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
-            stats = self.syncer.sync_all()
+            stats = self.syncer.sync_all(changes_only=changes_only)
             self.serving_pool.evict()  # a whole-vault pass read blocks the next saves do not need
             self._synced = self.index.generation
             return stats

@@ -231,7 +231,7 @@ def _brought_up_to_date(config: Config, memory: Any) -> str | None:
     from vaultmind.errors import VaultmindError
 
     try:
-        stats = memory.sync()
+        stats = memory.sync(changes_only=True)
     except (OSError, duckdb.Error, VaultmindError) as exc:
         return (
             f"the index could not be brought up to date with the vault ({exc}), so these answers may miss "
