@@ -9,13 +9,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from vaultmind.config import Config
 from vaultmind.errors import IndexUnavailable
 from vaultmind.index.store import Index
+from vaultmind.memory import Memory
+
+from .conftest import write
 
 # holds a write connection to the file (waiting for it while this process holds it) until a
 # line comes on stdin
@@ -34,13 +38,27 @@ HOLDER = textwrap.dedent(
     """
 )
 
+# syncs the vault into the index in another process, and holds it until a line comes on stdin
+SYNCER = textwrap.dedent(
+    """
+    import sys
+    from vaultmind.config import load_config
+    from vaultmind.memory import Memory
+    with Memory.open(load_config(sys.argv[1], embed_provider="none")) as memory:
+        memory.sync()
+        print("held", flush=True)
+        sys.stdin.readline()
+    """
+)
+
 
 class Holder:
-    """Another process holding the index file (DuckDB: one read-write process per file)."""
+    """Another process holding the index file (DuckDB: one read-write process per file):
+    `script` run with `arg`, which says "held" once it holds it."""
 
-    def __init__(self, path: Path):
+    def __init__(self, arg: Path, script: str = HOLDER):
         self.process = subprocess.Popen(
-            [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", script, str(arg)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
 
     def wait_held(self) -> None:
@@ -82,16 +100,16 @@ def index(tmp_path: Path) -> Iterator[Index]:
     index.close()
 
 
-def _compact_while_held(index: Index, holders: list[Holder]) -> Holder:
-    """Compact `index`; another process takes the file once the compaction closed its
-    connection and renamed the copy into place, so the open after it fails. The holder, still
-    holding."""
+def _compact_while_held(index: Index, holders: list[Holder], holder: Callable[[], Holder] | None = None) -> Holder:
+    """Compact `index`; another process (`holder`, else one holding the file) takes the file
+    once the compaction closed its connection and renamed the copy into place, so the open
+    after it fails. The holder, still holding."""
     assert index.path is not None
     path = index.path
 
     def step(phase: str, done: int, total: int) -> None:
         if done == total and not holders:  # the compacted file in place, not opened again yet
-            holders.append(Holder(path))
+            holders.append(holder() if holder is not None else Holder(path))
             holders[0].wait_held()
 
     with pytest.raises(IndexUnavailable) as raised:
@@ -145,3 +163,19 @@ def test_an_index_closed_while_it_waits_to_be_opened_again_stops_trying(tmp_path
         assert reopened.scalar("SELECT count(*) FROM kept") == 1000
     finally:
         reopened.close()
+
+
+@pytest.mark.slow
+def test_what_another_process_wrote_meanwhile_is_answered_once_open_again(
+    config: Config, memory: Memory, holders: list[Holder]
+) -> None:
+    """The resident leaves loaded before are loaded again: they would answer without the note
+    the other process indexed while it held the file."""
+    write(config.vault, "Launch.md", "# Launch\n\nMarco preferred the harbour venue.\n")
+    memory.sync()
+    assert [hit["note_path"] for hit in memory.search("harbour venue")["hits"]] == ["Launch.md"]
+    memory.index.reopen_wait_s = 0.3
+    write(config.vault, "Axolotl.md", "# Axolotl\n\nThe axolotlgrid sensor sits in tank four.\n")
+    _compact_while_held(memory.index, holders, lambda: Holder(config.vault, SYNCER)).release()
+    assert [hit["note_path"] for hit in memory.search("axolotlgrid")["hits"]] == ["Axolotl.md"]
+    assert memory.search("harbour venue")["hits"][0]["note_path"] == "Launch.md"

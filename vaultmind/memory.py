@@ -71,6 +71,7 @@ class Memory:
         self.syncer.listeners.append(self.leaves.apply)
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
+        index.reopened.append(self.syncer.reload_residents)  # another process may have written it meanwhile
         self.leaves.room = self.serving_pool.load_light
         if self.vectors is not None:
             self.vectors.room = lambda load: self.serving_pool.load_light(load, VECTORS_LOAD_LIMIT)

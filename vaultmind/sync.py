@@ -109,9 +109,13 @@ class Syncer(Applier):
         """Your dated notes' times in the zone their local dates are read in now, when it
         changed (`sync_zone.retime_dated_notes`); the resident leaves then load again."""
         if retime_dated_notes(self.index, self.config.ingest_timezone):
-            change = ChangeSet(reset=True)
-            for listener in self.listeners:
-                listener(change)
+            self.reload_residents()
+
+    def reload_residents(self) -> None:
+        """The resident leaves and vectors load again from the index when next used."""
+        change = ChangeSet(reset=True)
+        for listener in self.listeners:
+            listener(change)
 
     def _in_step(self, observed: Mapping[str, FileStat | None], known: Mapping[str, IndexedState], scan: ScanResult) -> bool:
         """Whether the index holds every observed note as it is (the diff of `_diff_apply`

@@ -82,7 +82,8 @@ class Reopening:
 class Reconnecting:
     """The part of `Index` that holds its connection (`con`) and opens it again (`_reopen`),
     with the retries above when that fails. `Index` gives the file (`path`), the lock every
-    use of the connection holds, and `_read_again`."""
+    use of the connection holds, and `_read_again` (its own views); `reopened` tells the
+    others (the resident leaves and vectors)."""
 
     path: Path | None
     lock: threading.RLock
@@ -91,6 +92,8 @@ class Reconnecting:
         self._con = con
         self.reopen_wait_s = REOPEN_WAIT_S  # how long `_reopen` waits while another process holds the file
         self._reopening: Reopening | None = None  # the connection closed and not opened again yet
+        # called once the file is opened again after a failed open: what was read from it is stale
+        self.reopened: list[Callable[[], object]] = []
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -143,6 +146,8 @@ class Reconnecting:
             reopening.stop()
             self._reopening = None
             self._read_again()
+            for listener in self.reopened:
+                listener()
             log.info("the index %s is open again", self.path)
             return True
 
