@@ -140,7 +140,7 @@ CRASH = textwrap.dedent(
         if done == (at if at >= 0 else total + 1 + at):
             os._exit(3)
 
-    compact(connect(path), path, lambda con: None, step)
+    compact(connect(path), path, lambda settings: None, step)
     os._exit(0)
     """
 )

@@ -45,3 +45,34 @@ def test_an_index_an_older_vaultmind_built_answers_saying_it_is_not_up_to_date(v
     answer = ask(config, "walk", {"query": "where did Marco want the launch?"})
     assert _paths(answer) == ["Meetings/Launch sync.md"]  # as it was indexed
     assert "built by an older vaultmind" in answer["notice"] and "vaultmind sync" in answer["notice"]
+
+
+def test_an_edited_note_is_answered_as_it_is_now(vault: Path) -> None:
+    write(vault, "Garden.md", "# Garden\n\nThe quinceblossom tree needs pruning in March.\n")
+    (vault / ".vaultmind").mkdir()
+    config = load_config(vault, embed_provider="none")
+    assert _paths(ask(config, "search", {"query": "quinceblossom"})) == ["Garden.md"]
+    write(vault, "Garden.md", "# Garden\n\nThe marrowvine bed needs water in July.\n")
+    assert _paths(ask(config, "search", {"query": "quinceblossom"})) == []
+    assert _paths(ask(config, "search", {"query": "marrowvine"})) == ["Garden.md"]
+
+
+def test_a_question_with_nothing_changed_writes_nothing(vault: Path) -> None:
+    """A question's sync that finds every note as indexed commits nothing (it had run the
+    whole apply step, a transaction, and counted the vectors' backlog: ~0.3 s a question at
+    10k notes); a scan problem that appears meanwhile is still written."""
+    from vaultmind.cli.query import answer_here
+    from vaultmind.memory import Memory
+
+    write(vault, "Garden.md", "# Garden\n\nThe quinceblossom tree needs pruning in March.\n")
+    (vault / ".vaultmind").mkdir()
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        before = memory.index.generation
+        assert _paths(answer_here(config, memory, "search", {"query": "quinceblossom"})) == ["Garden.md"]
+        assert memory.index.generation == before
+        (vault / "Gone.md").symlink_to(vault / "nowhere.md")
+        answer_here(config, memory, "search", {"query": "quinceblossom"})
+        assert memory.index.generation > before
+        assert ("Gone.md", "broken_symlink") in memory.index.query("SELECT path, kind FROM problems")

@@ -90,6 +90,15 @@ class IndexBusy(IndexError_):
     code = "index_busy"
 
 
+class IndexUnavailable(IndexError_):
+    """The index's connection was closed on purpose (a compaction, the reopen after a rebuild)
+    and could not be opened again yet: retried in the background and by the next request
+    (`index.reopening`); nothing is lost meanwhile, the file is whole."""
+
+    exit_code = 3
+    code = "index_unavailable"
+
+
 class EmbedError(VaultmindError):
     """An embedder failed (model missing, Ollama unreachable, bad response)."""
 

@@ -8,7 +8,8 @@ Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a 
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own methods; on a path no route has, the
 API's: GET and POST), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
-waits for the requests being answered), 500 when vaultmind failed.
+waits for the requests being answered) and while the index could not be opened again after a
+compaction (`index.reopening`), 500 when vaultmind failed.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from urllib.parse import parse_qsl
 from vaultmind.config import CONFIG_RELPATH
 from vaultmind.errors import (
     ConfigError,
+    IndexUnavailable,
     Internal,
     NotFound,
     Unauthorized,
@@ -305,7 +307,11 @@ def _make_handler(
             except _LengthRequired as exc:
                 self._send(411, _error(exc))
             except VaultmindError as exc:
-                status = 400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound) else 500
+                # 503: the index could not be opened again yet (`index.reopening`), a request later may be answered
+                status = (
+                    400 if isinstance(exc, UsageError) else 404 if isinstance(exc, NotFound)
+                    else 503 if isinstance(exc, IndexUnavailable) else 500
+                )
                 self._send(status, _error(exc))
             except Exception as exc:  # the API must answer, whatever broke
                 storage = storage_error(exc)  # a full disk: said as the command line says it

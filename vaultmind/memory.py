@@ -71,6 +71,7 @@ class Memory:
         self.syncer.listeners.append(self.leaves.apply)
         if self.vectors is not None:
             self.syncer.listeners.append(self.vectors.apply)
+        index.reopened.append(self.syncer.reload_residents)  # another process may have written it meanwhile
         self.leaves.room = self.serving_pool.load_light
         if self.vectors is not None:
             self.vectors.room = lambda load: self.serving_pool.load_light(load, VECTORS_LOAD_LIMIT)
@@ -177,10 +178,12 @@ class Memory:
             self.syncer.rules = IgnoreRules(self.config.all_ignores)
         return True
 
-    def sync(self) -> SyncStats:
+    def sync(self, *, changes_only: bool = False) -> SyncStats:
+        """Bring the index in step with the whole vault (`changes_only`: a question's sync,
+        `Syncer.sync_all`)."""
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
-            stats = self.syncer.sync_all()
+            stats = self.syncer.sync_all(changes_only=changes_only)
             self.serving_pool.evict()  # a whole-vault pass read blocks the next saves do not need
             self._synced = self.index.generation
             return stats

@@ -33,8 +33,8 @@ from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.model import FileStat, Problem, SyncStats
 from vaultmind.sync_apply import Applier
-from vaultmind.sync_diff import IndexedState, indexed_states
-from vaultmind.sync_scan import SCAN_PROBLEMS, folder_problems, scan_vault_subtree
+from vaultmind.sync_diff import IndexedState, indexed_states, paths_to_retry, unchanged
+from vaultmind.sync_scan import SCAN_PROBLEMS, as_scan_problem, folder_problems, scan_vault_subtree
 from vaultmind.sync_zone import retime_dated_notes
 from vaultmind.vault.atomic import remove_stale_temps
 from vaultmind.vault.layout import is_note
@@ -53,8 +53,12 @@ class Syncer(Applier):
 
     # -- entry points ----------------------------------------------------------------------
 
-    def sync_all(self, *, rebuild: bool = False) -> SyncStats:
-        """Bring the whole index in step with the vault. `rebuild` drops derived rows first."""
+    def sync_all(self, *, rebuild: bool = False, changes_only: bool = False) -> SyncStats:
+        """Bring the whole index in step with the vault. `rebuild` drops derived rows first.
+        `changes_only`: a question's sync (one answered without a daemon, `cli/query.py`),
+        which must see every note changed and nothing more: when the scan finds the index in
+        step (`_in_step`) it ends there — no transaction, no vectors' backlog (left to
+        `vaultmind sync` and the daemon: a question must not wait for it), no problems read.\n        (At 10k notes that pass cost a question ~0.3 s more than the scan.)"""
         started = time.perf_counter()
         self._embed_failed = False
         if self.index.get_meta("needs_rebuild"):
@@ -84,6 +88,10 @@ class Syncer(Applier):
             ):
                 if path not in observed and scan.is_observed(path):
                     observed[path] = None  # its problems are cleared
+        if changes_only and not rebuild and cut_at is not None and self._in_step(observed, known, scan):
+            stats.unchanged = len(observed)
+            stats.seconds = time.perf_counter() - started
+            return stats
         self._settle_stored_vectors()
         self._diff_apply(observed, known, stats, rebuild=rebuild, scan=scan)
         if self.index.get_meta(BACKLOG_LEFT) is not None:  # what a daemon left of a large change is applied
@@ -101,9 +109,27 @@ class Syncer(Applier):
         """Your dated notes' times in the zone their local dates are read in now, when it
         changed (`sync_zone.retime_dated_notes`); the resident leaves then load again."""
         if retime_dated_notes(self.index, self.config.ingest_timezone):
-            change = ChangeSet(reset=True)
-            for listener in self.listeners:
-                listener(change)
+            self.reload_residents()
+
+    def reload_residents(self) -> None:
+        """The resident leaves and vectors load again from the index when next used."""
+        change = ChangeSet(reset=True)
+        for listener in self.listeners:
+            listener(change)
+
+    def _in_step(self, observed: Mapping[str, FileStat | None], known: Mapping[str, IndexedState], scan: ScanResult) -> bool:
+        """Whether the index holds every observed note as it is (the diff of `_diff_apply`
+        would read nothing and remove nothing), the scan's problems as they are, and no
+        daemon's backlog: then a sync has nothing to write."""
+        retry = paths_to_retry(self.index)
+        max_bytes = self.config.max_file_bytes
+        for path, st in observed.items():
+            if st is None or not unchanged(known.get(path), st, retry=retry, max_file_bytes=max_bytes):
+                return False
+        if self.index.get_meta(BACKLOG_LEFT) is not None:
+            return False
+        held = self.index.query(f"SELECT path, kind, message FROM problems WHERE kind IN ({', '.join(map(repr, SCAN_PROBLEMS))})")
+        return set(held) == {(p.path, p.kind, p.message) for p in map(as_scan_problem, scan.problems)}
 
     def _kept_on_rebuild(self, scan: ScanResult, indexed: Mapping[str, IndexedState]) -> list[str]:
         """The indexed notes whose rows a rebuild keeps: those in folders it cannot list, and

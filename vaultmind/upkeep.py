@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from vaultmind.errors import SyncStopped
+from vaultmind.errors import IndexUnavailable, SyncStopped
 from vaultmind.queue.workers import WAIT_STEP_S, join_within
 from vaultmind.tree.note import iso_time
 
@@ -144,6 +144,9 @@ class IdleCompaction:
             try:
                 return index.compact(memory.syncer.progress, memory.stopping).to_dict()
             except SyncStopped:  # the daemon is stopping: the index as it was
+                return None
+            except IndexUnavailable as exc:  # compacted, not opened again yet: retried by itself (`index.reopening`)
+                log.warning("%s (%s)", exc, exc.hint)
                 return None
             except (RuntimeError, OSError, duckdb.Error) as exc:  # the index as it was: tried again later
                 log.warning("the index could not be compacted: %s", exc)

@@ -189,7 +189,8 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
 def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
     """A mode's answer from the index opened in this process (no daemon runs), after the one
     sync every other path runs (`Memory.sync`: incremental, a stat of each note when nothing
-    changed), so a note deleted since is never answered and one just saved is found. An index
+    changed, and then nothing written: `changes_only`), so a note deleted since is never
+    answered and one just saved is found. An index
     an older vaultmind built is not rebuilt for a question, one that cannot be written answers
     as it is: the answer's `notice` says either, with how to (said on stderr, an agent's MCP
     host showed it to nobody)."""
@@ -231,7 +232,7 @@ def _brought_up_to_date(config: Config, memory: Any) -> str | None:
     from vaultmind.errors import VaultmindError
 
     try:
-        stats = memory.sync()
+        stats = memory.sync(changes_only=True)
     except (OSError, duckdb.Error, VaultmindError) as exc:
         return (
             f"the index could not be brought up to date with the vault ({exc}), so these answers may miss "

@@ -43,7 +43,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import SyncStopped
-from vaultmind.index.connection import apply_settings, reconnect, settings_of
+from vaultmind.index.connection import apply_settings, settings_of
 from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
@@ -134,15 +134,15 @@ def remove_stale_copy(path: Path) -> None:
 def compact(
     con: duckdb.DuckDBPyConnection,
     path: Path,
-    reconnected: Callable[[duckdb.DuckDBPyConnection], object],
+    reopen: Callable[[dict[str, str]], object],
     progress: Progress | None = None,
     stopping: threading.Event | None = None,
 ) -> Compacted:
     """Copy the index open on `con` at `path` into a new file and rename that over it; what was
     done. The caller holds every use of `con` off meanwhile (the index's lock). On an error
     before `con` is closed, the old file stays in place and `con` open on it; once it is
-    closed, `reconnected` is given the connection to whichever file is in place, whatever
-    happens next (a failed rename leaves the old one). Once `stopping` is set (a daemon
+    closed, `reopen` opens whichever file is in place with `con`'s settings, whatever happens
+    next (a failed rename leaves the old one). Once `stopping` is set (a daemon
     stopping) it is given up before the next table's rows, `SyncStopped`: at 50k notes the
     copy takes up to a minute, which the daemon's exit would otherwise wait for."""
     step = progress or (lambda phase, done, total: None)
@@ -183,7 +183,7 @@ def compact(
     finally:
         if not replaced:
             remove_stale_copy(path)
-        reconnected(reconnect(path, settings))
+        reopen(settings)
     after = path.stat().st_size
     log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)

@@ -28,13 +28,14 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
-from vaultmind.index.connection import reconnect, settings_of
+from vaultmind.index.connection import settings_of
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
 from vaultmind.index.opening import first_line, open_file, open_in_memory
 from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
+from vaultmind.index.reopening import Reconnecting
 from vaultmind.index.schema import derived_tables
 from vaultmind.model import Progress
 
@@ -66,14 +67,14 @@ REBUILD_UNDER_WAY = "under way"
 BACKLOG_LEFT = "backlog_left"
 
 
-class Index:
+class Index(Reconnecting):
     """One open connection to `.vaultmind/index.duckdb`, serialised by a lock.
 
     DuckDB work is synchronous; async adapters call into it from a worker thread.
     """
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path | None, quarantined: str | None):
-        self.con = con
+        self._hold(con)
         self.path = path
         self.quarantined = quarantined  # message, when this open moved a broken file aside
         self.lock = threading.RLock()
@@ -112,6 +113,8 @@ class Index:
 
     def close(self) -> None:
         with self.lock:
+            if self._give_up_reopening():  # no connection to close: the file was left whole
+                return
             try:
                 if self.path is not None:
                     self.con.execute("CHECKPOINT")
@@ -125,7 +128,7 @@ class Index:
             return Compacted(0, 0, {})
         with self.lock:
             self._sizes = None  # counted again from the compacted file
-            return compact(self.con, self.path, self._reconnected, progress, stopping)
+            return compact(self.con, self.path, self._reopen, progress, stopping)
 
     def reopen(self) -> None:
         """Close the connection (its checkpoint) and open the file again with its settings: a
@@ -136,10 +139,7 @@ class Index:
         with self.lock:
             settings = settings_of(self.con)
             self.con.close()
-            self._reconnected(reconnect(self.path, settings))
-
-    def _reconnected(self, con: duckdb.DuckDBPyConnection) -> None:
-        self.con = con
+            self._reopen(settings)
 
     def __enter__(self) -> Index:
         return self
@@ -244,7 +244,7 @@ class Index:
             self._handled.append(exc)
             del self._handled[:-4]  # a few: only the error being raised through nested guards matters
             with suppress(duckdb.Error):
-                self.con.close()
+                self._con.close()
             log.error("the %s (%s): %s; moving it aside", why, self.path, first_line(exc))
             self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({first_line(exc)})")
             self._tables = None
@@ -254,6 +254,13 @@ class Index:
             self.replaced += 1
             self._changed()
             return moved, kept
+
+    def _read_again(self) -> None:
+        """Forget what was read from the file: opened again, it may hold what another process wrote."""
+        self._tables = None
+        self._views.clear()
+        self._sizes = None
+        self._changed()
 
     def _changed(self, *, ner_step: bool = False) -> None:
         self.generation += 1
