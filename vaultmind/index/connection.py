@@ -18,9 +18,10 @@ from vaultmind.index.pool import MEMORY_LIMIT, limit_setting
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
 # how long a process that closed its connection waits to open the file again (`reconnect`: a
 # compaction, a reopen after a rebuild): another process (a command run without the daemon) may
-# take it in that moment, and without it the index has no connection at all (every later
-# statement would fail), so it is waited for far longer than a command waits
-REOPEN_WAIT_S = 600.0
+# take it in that moment. Longer than a command waits, but not for long: the wait holds the index
+# lock, and a failed open is retried in the background (`reopening.py`), so requests get a clear
+# error instead of waiting minutes
+REOPEN_WAIT_S = 30.0
 
 
 class _Absent:
