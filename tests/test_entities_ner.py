@@ -103,6 +103,30 @@ def test_analysing_new_words_does_not_grow_the_model_for_good(engine: CountingEn
     assert engine.analyze(["Angela Merkel spoke in Berlin."]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
 
 
+def test_the_model_takes_sixteen_texts_at_a_time_unless_configured(vault: Path, engine: CountingEngine) -> None:
+    """The model's working memory grows with its batch (a daemon's NER process over requests
+    of 32 texts at 50k notes: 192 MiB at its peak with 64 a batch, 146 MiB with 16): by
+    default, and in the daemon's NER process, it takes 16 texts at a time; `ner_batch` sets it."""
+    nlp = engine.model()
+    assert nlp is not None
+    batches: list[int] = []
+    real_pipe = nlp.pipe
+
+    def pipe(texts: Sequence[str], **kwargs: Any) -> Any:  # the real model's pipe, recorded
+        batches.append(len(texts))
+        assert kwargs["batch_size"] == len(texts) or len(texts) < kwargs["batch_size"]
+        return real_pipe(texts, **kwargs)
+
+    nlp.pipe = pipe
+    texts = [f"Dana Whitfield met Marco Ruiz {i} in Paris." for i in range(40)]
+    settings = EntitySettings.from_config(load_config(vault, embed_provider="none"))
+    assert settings.ner_batch == engine.batch == 16
+    found = engine.analyze(texts)
+    assert found is not None and all(found) and batches == [16, 16, 8]
+    write(vault, ".vaultmind/config.toml", "[entities]\nner_batch = 64\n")
+    assert EntitySettings.from_config(load_config(vault, embed_provider="none")).ner_batch == 64
+
+
 def test_ner_results_are_cached_by_content_hash_and_model(vault: Path, engine: CountingEngine) -> None:
     write(vault, "a.md", "Angela Merkel met Emmanuel Macron in Berlin.\n")
     write(vault, "b.md", "Tim Cook presented at Apple Park.\n")

@@ -23,6 +23,7 @@ from vaultmind.entities.graph import EntityDeriver
 from vaultmind.entities.leaf_reads import LeafRow, note_words
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.ner_cache import count_pending, leaf_rows_at, pending_texts, store_spans
+from vaultmind.entities.registry_store import committed_registry
 from vaultmind.index.store import Index
 
 PENDING_FETCH = 4096  # texts fetched per scan for pending NER
@@ -87,10 +88,14 @@ def backfill_ner(
                     again = partial(_leaves_holding, index.con, list(holders))
                     holders = index.small_pool_read(again, FETCH_MEMORY_LIMIT)
                 words = _named_notes_words(index, fresh, holders)
+                # the step writes no note: the registry of the notes as committed, kept until a
+                # save commits (not its fingerprint read again at every step)
+                registry = committed_registry(index, fuzzy_threshold=deriver.settings.fuzzy_threshold)
                 with index.transaction(ner_step=True) as con:
                     store_spans(con, model, fresh)
                     rows = sorted({row for h in fresh for row in holders.pop(h, ())}, key=lambda r: (r[0], r[1]))
-                    deriver.refresh(con, sorted({row[0] for row in rows}), texts=dict(todo), rows=rows, words=words)
+                    ids = sorted({row[0] for row in rows})
+                    deriver.refresh(con, ids, texts=dict(todo), rows=rows, words=words, registry=registry)
                 if waiting is not None and waiting[0] == seen:
                     index.keep_view(PENDING_VIEW + model, index.generation, waiting[1] - len(fresh))
                 seen = index.generation  # this commit's

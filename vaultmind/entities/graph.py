@@ -221,6 +221,7 @@ class EntityDeriver:
         texts: Mapping[str, str] | None = None,
         rows: Sequence[LeafRow] | None = None,
         words: Mapping[str, NoteWords] | None = None,
+        registry: Registry | None = None,
     ) -> None:
         """Bring the rows of `leaf_ids` up to date, and everything a registry change affects.
 
@@ -229,9 +230,12 @@ class EntityDeriver:
         the caller has already read, by content hash (not read again); `rows`: every `leaves`
         row of `leaf_ids`, as `_leaf_rows` gives them (not looked up again); `words`: what
         notes' texts say of their words (`leaf_reads.note_words`), read already (a step of NER
-        reads them before its transaction, under a small pool: `backfill.backfill_ner`).
+        reads them before its transaction, under a small pool: `backfill.backfill_ner`);
+        `registry`: the registry of the notes as `con` sees them, where the caller knows it (a
+        step of NER writes no note: `registry_store.committed_registry`), else it is read.
         """
-        registry = load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold)
+        if registry is None:
+            registry = load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold)
         signature = self.signature()
         self._budget = ner_budget
         full = rebuild or get_meta(con, META_SIGNATURE) != signature

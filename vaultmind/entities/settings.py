@@ -5,7 +5,7 @@
 | `create_threshold` | 3 | an entity note is created once an entity is mentioned in this many leaves |
 | `create_kinds` | person, org, topic | kinds that get entity notes automatically |
 | `ner_model` | `auto` | spaCy model package, `auto` or `off` |
-| `ner_batch` | 64 | texts per `nlp.pipe` batch |
+| `ner_batch` | 16 | texts per `nlp.pipe` batch (`NER_BATCH`) |
 | `ner_inline` | 64 | a sync runs NER itself when it brings at most this many new texts; a larger one leaves them all to `backfill_ner` (outside the sync); a daemon leaves every text to it (`EntityDeriver.serve`) |
 | `fuzzy_threshold` | 90 | rapidfuzz `token_sort_ratio` (0–100) for matching names to entity notes; 101 turns fuzzy matching off |
 """
@@ -17,6 +17,7 @@ from typing import Any
 
 from vaultmind.config import CONFIG_RELPATH, Config
 from vaultmind.entities.ids import canonical_kind
+from vaultmind.entities.ner import NER_BATCH
 from vaultmind.errors import ConfigError
 
 DEFAULT_CREATE_KINDS = ("person", "org", "topic")
@@ -27,7 +28,7 @@ class EntitySettings:
     create_threshold: int = 3
     create_kinds: tuple[str, ...] = DEFAULT_CREATE_KINDS
     ner_model: str = "auto"
-    ner_batch: int = 64
+    ner_batch: int = NER_BATCH
     fuzzy_threshold: float = 90.0
     ner_inline: int = 64
     config_file: str = ""  # the file these were read from, named when `ner_model` cannot be found
@@ -56,7 +57,7 @@ class EntitySettings:
         fuzzy = float(get("fuzzy_threshold", (int, float), 90))
         if not 0 <= fuzzy <= 101:
             raise ConfigError("[entities] fuzzy_threshold must be between 0 and 101", path=path)
-        batch = get("ner_batch", int, 64)
+        batch = get("ner_batch", int, NER_BATCH)
         if batch < 1:
             raise ConfigError("[entities] ner_batch must be at least 1", path=path)
         inline = get("ner_inline", int, 64)
