@@ -122,7 +122,8 @@ class HeldMemory:
             return False
 
     def _release(self, reason: str) -> None:
-        memory, self._memory = self._memory, None
+        """Close the memory and take the request for the file away (the file is free now)."""
+        memory = self._memory
         if memory is None:
             return
         log.info("index of %s let go: %s", self.config.vault, reason)
@@ -132,3 +133,4 @@ class HeldMemory:
             if self._wanted():
                 with suppress(OSError):
                     wanted_path(self.config.index_path).unlink()
+            self._memory = None
