@@ -188,9 +188,9 @@ def test_what_a_worker_process_writes_to_stdout_does_not_reach_the_protocol(tmp_
         "import vaultmind.cli.mcp as mcp\n"
         "from vaultmind.cli.main import main\n"
         "asked = mcp.ask\n"
-        "def ask(config, mode, args):\n"
+        "def ask(config, mode, args, **how):\n"
         "    subprocess.run([sys.executable, '-c', 'print(\"a worker says hello\")'], check=True)\n"
-        "    return asked(config, mode, args)\n"
+        "    return asked(config, mode, args, **how)\n"
         "mcp.ask = ask\n"
         "sys.exit(main(['mcp', '--vault', sys.argv[1]]))\n"
     )

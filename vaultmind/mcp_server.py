@@ -12,7 +12,7 @@ agent can correct its call); a message that is not JSON-RPC, an unknown method o
 protocol errors.
 
 `ask(mode, args)` runs the mode: `vaultmind mcp` goes through the vault's daemon when one runs
-and opens the index for the call otherwise (`cli/mcp.py`). Tool calls run on threads, so a slow
+and answers from the index it keeps open between calls otherwise (`cli/mcp.py`). Tool calls run on threads, so a slow
 one holds no other: reads side by side, the one write (`ingest_document`) one at a time in the
 order sent (`_Calls`); `ask` is called from several threads at once.
 """

@@ -18,6 +18,8 @@ from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.client import DaemonClient
+    from vaultmind.held_memory import HeldMemory
+    from vaultmind.memory import Memory
 
 
 STATE_DIR = ".vaultmind"  # `vault.layout.STATE_DIR`, without importing it for every command
@@ -111,6 +113,7 @@ def through_daemon_or_local(
     *,
     progress: bool = False,
     daemon_shows_progress: bool = False,
+    held: HeldMemory | None = None,
 ) -> Any:
     """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
 
@@ -120,7 +123,8 @@ def through_daemon_or_local(
     progress when it runs here, and says what it waits for when the daemon has not answered
     after `REMOTE_QUIET_S`; `daemon_shows_progress`: the daemon shows this work's progress
     in its own output (a sync, a reindex), so the notice points there. The index is opened
-    here by one thread at a time (`_OPENING`).
+    here by one thread at a time (`_OPENING`). `held`: a long-lived process's memory, kept
+    open between its calls (`HeldMemory`), used instead of an index opened for this call.
     """
     from vaultmind.client import find_daemon
     from vaultmind.errors import IndexBusy
@@ -130,6 +134,9 @@ def through_daemon_or_local(
     if client is not None:
         return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
     try:
+        if held is not None:
+            with held.memory() as memory, memory.index.replaced_when_broken():
+                return local(memory)
         # an upgrade of the index that takes seconds is said whatever the command (`status` too)
         with (
             _OPENING,
@@ -144,6 +151,20 @@ def through_daemon_or_local(
         if client is None:
             raise
         return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)
+
+
+def held_memory(config: Any) -> HeldMemory:
+    """The memory `vaultmind mcp` keeps open between its calls while no daemon runs, opened
+    by one thread at a time with the others of this process (`_OPENING`)."""
+    from vaultmind.held_memory import HeldMemory
+
+    def opened() -> Memory:
+        from vaultmind.memory import Memory
+
+        with Progress() as upgrade:  # an upgrade of the index that takes seconds is said
+            return Memory.open(config, upgrade=upgrade)
+
+    return HeldMemory(config, opened, _OPENING)
 
 
 def _starting_daemon(config: Any) -> DaemonClient | None:

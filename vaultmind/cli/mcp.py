@@ -3,8 +3,9 @@
     vaultmind mcp [--vault V]
 
 Each tool call goes through the vault's daemon when one runs (`vaultmind serve`: the index
-stays loaded, answers take milliseconds), else opens the index for that call and lets it go,
-so a daemon can start at any time. A vault that is missing or not set up does not stop the
+stays loaded, answers take milliseconds), else answers from the index opened here, kept open
+for the next call (`HeldMemory`) and let go as soon as another process waits for it, or after
+a minute without a call, so a daemon can start at any time. A vault that is missing or not set up does not stop the
 server: each call answers with what is wrong (the tool's error) until it is mended.
 
 stdout carries the protocol only: anything else is written to stderr, from Python
@@ -25,12 +26,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vaultmind.cli.args import vault_args
-from vaultmind.cli.context import config_from_args
+from vaultmind.cli.context import config_from_args, held_memory
 from vaultmind.cli.query import ask
 from vaultmind.errors import VaultmindError
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
+    from vaultmind.held_memory import HeldMemory
 
 
 def add_parser(sub: Any) -> None:
@@ -41,7 +43,8 @@ def add_parser(sub: Any) -> None:
             "Run an MCP (Model Context Protocol) server on stdin/stdout with one tool, memory_tree: every "
             "`vaultmind query` mode with its arguments, answered as the API's /v1/query answers. An agent "
             "client starts it as a command: `vaultmind mcp --vault PATH`. Calls go through the vault's "
-            "daemon when one runs, else open the index for the call, synced with the vault first."
+            "daemon when one runs, else open the index here, synced with the vault first at each call and kept "
+            "open between calls until another vaultmind process asks for it or a minute passes without one."
         ),
     )
     vault_args(p, json_flag=False)
@@ -58,19 +61,27 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     named = args.vault or os.environ.get("VAULTMIND_VAULT")
     vault_name = config.vault.name if config is not None else Path(named).expanduser().resolve().name if named else ""
 
+    held: HeldMemory | None = None
+
     def ask_mode(mode: str, mode_args: dict[str, Any]) -> dict[str, Any]:
         """A vault that is missing or not set up yet is each call's error, read again at the
         next call: the agent is told what is wrong, and a vault set up meanwhile is used."""
-        nonlocal config
+        nonlocal config, held
         if config is None:
             config = config_from_args(args)
-        return ask(config, mode, mode_args)
+        if held is None:
+            held = held_memory(config)
+        return ask(config, mode, mode_args, held=held)
 
     # a byte that is not UTF-8 is read as a lone surrogate, which the mode names ("'query' is not
     # valid Unicode"); echoed back in a message, it is written as its JSON escape
     stdin = _utf8(sys.stdin, errors="surrogateescape")
-    with _protocol_stdout() as protocol:
-        McpServer(ask_mode, vault_name=vault_name).serve(stdin, protocol)
+    try:
+        with _protocol_stdout() as protocol:
+            McpServer(ask_mode, vault_name=vault_name).serve(stdin, protocol)
+    finally:
+        if held is not None:
+            held.close()
     return 0
 
 

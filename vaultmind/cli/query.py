@@ -18,6 +18,7 @@ from vaultmind.shell import command_line
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
+    from vaultmind.held_memory import HeldMemory
 
 LIMIT_HELP = "number of hits (default: [search] limit in the vault's config.toml, 10 unless set; at most 500)"
 ZONE_HELP = "without an offset such as +02:00, in this machine's time zone, as --at"
@@ -165,10 +166,12 @@ def in_asker_zone(value: str) -> str:
         return value
 
 
-def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool = False) -> dict[str, Any]:
+def ask(
+    config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool = False, held: HeldMemory | None = None
+) -> dict[str, Any]:
     """A mode's answer, as the command line and the MCP server get it: from the vault's daemon
-    when one runs, else from the index opened here, brought up to date with the vault first
-    (`answer_here`)."""
+    when one runs, else from the index opened here (`held`: the one the MCP server keeps
+    between its calls), brought up to date with the vault first (`answer_here`)."""
 
     def local(memory: Any) -> dict[str, Any]:
         return answer_here(config, memory, mode, mode_args)
@@ -182,6 +185,7 @@ def ask(config: Config, mode: str, mode_args: dict[str, Any], *, progress: bool 
         lambda c: c.call("POST", "/v1/query", {"mode": mode, "args": mode_args}, timeout=timeout),
         local,
         progress=progress,
+        held=held,
     )
     return answer
 
@@ -197,6 +201,7 @@ def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any
     from vaultmind.index.store import REBUILD_UNDER_WAY
 
     notice = None
+    loaded_before = memory.load_seconds  # a memory kept from an earlier call (`HeldMemory`) loaded then
     if memory.index.scalar("SELECT count(*) FROM notes") == 0:
         if memory.index.get_meta("needs_rebuild") == REBUILD_UNDER_WAY:  # the wait is said, and why
             print("vaultmind: a rebuild of the index was interrupted; finishing it first", file=sys.stderr)
@@ -210,9 +215,9 @@ def answer_here(config: Config, memory: Any, mode: str, mode_args: dict[str, Any
     else:
         notice = _brought_up_to_date(config, memory)
     result: dict[str, Any] = memory.query(mode, mode_args)
-    if memory.load_seconds > PROGRESS_AFTER_S:
+    if (loading := memory.load_seconds - loaded_before) > PROGRESS_AFTER_S:
         print(
-            f"vaultmind: {memory.load_seconds:.1f} s of this went to loading the index into memory; "
+            f"vaultmind: {loading:.1f} s of this went to loading the index into memory; "
             f"while `{command_line('serve', '--vault', config.vault)}` runs, it stays loaded and questions "
             "take milliseconds",
             file=sys.stderr,

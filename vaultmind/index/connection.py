@@ -5,6 +5,7 @@ finder spares DuckDB's client its searches for dataframe libraries that are not 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 import time
 from contextlib import suppress
@@ -57,9 +58,12 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
-    """Connect, waiting up to `wait_s` while another process holds the file briefly."""
+    """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
+    holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
+    (`wanted_path`), and does within a moment."""
     deadline = time.monotonic() + wait_s
     delay = 0.02
+    asked = False
     while True:
         try:
             con = duckdb.connect(str(path))
@@ -69,6 +73,8 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
         except duckdb.Error as exc:
             if not is_lock_error(exc):
                 raise
+            if not asked:
+                asked = ask_for_file(path)
             if time.monotonic() + delay > deadline:
                 raise IndexBusy(
                     "the index is in use by another vaultmind process",
@@ -77,6 +83,22 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 ) from exc
             time.sleep(delay)
             delay = min(delay * 2, 0.5)
+
+
+def wanted_path(path: Path) -> Path:
+    """The file a process that waits for the index writes beside it: a process that only keeps
+    the index open between calls (`HeldMemory`) sees it and closes the index."""
+    return path.with_name(path.name + ".wanted")
+
+
+def ask_for_file(path: Path) -> bool:
+    """Ask the process holding the index to let it go, if it only keeps it between calls; True
+    once asked (a folder that cannot be written: not asked, the wait goes on as before)."""
+    try:
+        wanted_path(path).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    except OSError:
+        return False
+    return True
 
 
 def is_lock_error(exc: BaseException) -> bool:
