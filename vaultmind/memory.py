@@ -331,6 +331,8 @@ class Memory:
         def step(phase: str, done: int, total: int) -> None:
             nonlocal recognised
             recognised = done
+            if progress is not None:  # what is committed is said first: a stop may come next
+                progress(phase, done, total)
             if background:
                 self.serving_pool.trim()  # the step's reads and writes: not needed by the next save
                 self.yield_to_foreground()
@@ -339,8 +341,6 @@ class Memory:
                 if self._graph_wanted:  # a question took the graph as it was before this step
                     self._graph_wanted = False
                     self.prepare_reads()
-            if progress is not None:
-                progress(phase, done, total)
 
         deriver = entity_deriver(self)
         try:
