@@ -414,3 +414,37 @@ def test_a_chunked_body_is_refused_never_read_as_a_whole_vault_sync(memory: Memo
         assert memory.index.scalar("SELECT count(*) FROM notes") == 0
     finally:
         server.stop()
+
+
+def test_a_refused_request_is_answered_though_its_body_was_still_being_sent(memory: Memory) -> None:
+    """A request refused before its body is read (a stale token, a route that is not there or
+    does not take the method, a daemon stopping) was answered and its connection closed with the
+    body unread: a client still sending it — any body past the socket's buffers, an `ingest` of
+    many notes — got a broken pipe or a reset instead of the answer and its hint."""
+    import http.client
+    import json
+
+    body = json.dumps({"paths": ["a.md"], "pad": "x" * (16 << 20)}).encode()  # past what the kernel buffers
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def refused(method: str, path: str, token: str = "secret") -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        try:
+            conn.request(method, path, body=body, headers={"Authorization": f"Bearer {token}"})
+            response = conn.getresponse()
+            assert json.loads(response.read())["error"]["hint"]
+            return response.status
+        finally:
+            conn.close()
+
+    try:
+        assert refused("POST", "/v1/sync", token="stale") == 401
+        assert refused("POST", "/v1/nowhere") == 404
+        assert refused("POST", "/v1/health") == 405
+        assert refused("PUT", "/v1/sync") == 405
+        server.requests.drain(0.0, None)  # as `stop` begins: no new request is taken
+        assert refused("POST", "/v1/sync") == 503
+    finally:
+        server.stop()
+    assert memory.index.scalar("SELECT count(*) FROM notes") == 0

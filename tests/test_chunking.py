@@ -231,9 +231,9 @@ def test_unbreakable_text_is_hard_split_without_loss() -> None:
 def test_paragraph_without_sentence_ends_splits_at_whitespace() -> None:
     words = [f"word{i}" for i in range(3000)]
     body = " ".join(words) + "\n"
-    start = time.perf_counter()
+    start = time.thread_time()  # this thread's work, not the time other processes of a loaded host took
     leaves = section_leaves(body, note_key="n", budget=100)
-    assert time.perf_counter() - start < 1.0
+    assert time.thread_time() - start < 1.0
     assert len(leaves) > 10
     assert all(leaf.token_count <= 100 for leaf in leaves)
     assert [w for leaf in leaves for w in leaf.text.split(" ")] == words

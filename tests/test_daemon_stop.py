@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -22,7 +23,7 @@ from vaultmind.config import load_config
 from vaultmind.daemon import WATCHFILES_LOG, Daemon
 from vaultmind.memory import Memory
 
-from .conftest import end_process, run_main, write
+from .conftest import READY_S, WAIT_S, end_process, run_main, write
 from .test_admission import CHAT, MESSAGES, chat_note
 
 
@@ -40,22 +41,22 @@ def test_a_command_while_the_daemon_stops_its_background_work_is_answered_by_it(
         give_up: threading.Event | None = None,
     ) -> None:  # the upkeep finishing a summary before it stops
         stopping.set()
-        release.wait(30)
+        release.wait(WAIT_S)
         stop_trees(give_up)
 
     runner.trees.stop = slow_stop  # type: ignore[method-assign]
     thread = threading.Thread(target=runner.run, daemon=True)
     thread.start()
     try:
-        assert runner.ready.wait(30)
+        assert runner.ready.wait(READY_S)
         runner.stop()
-        assert stopping.wait(30)
+        assert stopping.wait(WAIT_S)
         assert find_daemon(config) is not None  # still published, and answering
         code, data, err = run_main(capsys, "query", "search", "atlas", "--vault", str(vault), "--json")
         assert code == 0 and data["hits"], err
     finally:
         release.set()
-        thread.join(30)
+        thread.join(WAIT_S)
         memory.close()
     assert not daemon_file(config).exists()  # gone once the API stopped
 
@@ -139,7 +140,15 @@ def test_a_stop_cuts_a_jobs_llm_call_in_flight_and_a_second_signal_skips_no_clea
         jobs = memory.index.query(
             "SELECT status, attempts, last_error FROM jobs WHERE kind = 'llm_importance'"
         )
-    assert [job[:2] for job in jobs] == [("ready", 0)] and "given up for a stop" in jobs[0][2], jobs
+    assert [job[:2] for job in jobs] == [("ready", 0)], jobs
+    cut = "its LLM call was given up for a stop; no attempt counted"
+    if signals == 1:
+        assert jobs[0][2] == cut, jobs
+    else:  # the second signal ends the stop's wait: the job is put back by whichever of the stop
+        # and its worker (whose call was cut) writes first — on a loaded host, often the stop
+        assert jobs[0][2] == cut or re.fullmatch(
+            r"put back by a stop that could not wait for it \(still running after [\d.]+ s\); no attempt counted", jobs[0][2]
+        ), jobs
 
 
 def test_a_stop_waits_for_the_requests_being_answered_and_refuses_new_ones(vault: Path) -> None:
@@ -149,7 +158,7 @@ def test_a_stop_waits_for_the_requests_being_answered_and_refuses_new_ones(vault
     import urllib.error
     import urllib.request
 
-    from .conftest import WAIT_S, until
+    from .conftest import until
 
     write(vault, "a.md", "# A\n\nThe atlas launch moved to March.\n")
     config = load_config(vault, embed_provider="none", debounce_ms=50, step_ms=20)
@@ -175,7 +184,7 @@ def test_a_stop_waits_for_the_requests_being_answered_and_refuses_new_ones(vault
     thread.start()
     answers: list[object] = []
     try:
-        assert runner.ready.wait(30)
+        assert runner.ready.wait(READY_S)
         client = find_daemon(config)
         assert client is not None
         asking = threading.Thread(

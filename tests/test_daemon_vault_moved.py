@@ -18,7 +18,7 @@ from vaultmind.daemon import Daemon
 from vaultmind.errors import VaultError
 from vaultmind.memory import Memory
 
-from .conftest import run_main, running_daemon, write
+from .conftest import READY_S, WAIT_S, run_main, running_daemon, write
 
 NOTES = {f"n{i}.md": f"# Note {i}\n\nThe heron {i} nests by the river.\n" for i in range(5)}
 
@@ -43,18 +43,18 @@ def test_a_daemon_whose_vault_folder_goes_away_stops_and_says_why(vault: Path, h
     thread.start()
     moved = vault.parent / "moved"
     try:
-        assert runner.ready.wait(30)
+        assert runner.ready.wait(READY_S)
         if how == "moved":
             os.rename(vault, moved)
             write(moved, "n1.md", "# Note 1\n\nEdited after the move: the heron left.\n")
         else:
             shutil.rmtree(vault)
-        thread.join(30)
+        thread.join(WAIT_S)
         assert not thread.is_alive(), "the daemon stopped by itself"
         status = memory.status(take_notice=False)
     finally:
         runner.stop()
-        thread.join(10)
+        thread.join(WAIT_S)
         memory.close()
     assert len(failed) == 1 and isinstance(failed[0], VaultError), failed
     assert f"the vault folder {vault} was moved or deleted" in str(failed[0])

@@ -426,6 +426,7 @@ def test_ollama_connection_refused_fails_fast() -> None:
 def test_ollama_timeout_is_honoured(fake: FakeOllama) -> None:
     fake.failure = "hang"
     embedder = _ollama(fake, timeout_s=0.5)
+    embedder._get_client()  # made before the clock starts: its first import and set-up take seconds on a loaded host
     start = time.perf_counter()
     with pytest.raises(EmbedError, match=r"did not answer within 0\.5 s"):
         embedder.embed(["x"])

@@ -661,9 +661,9 @@ def test_a_text_full_of_inline_code_resolves_in_linear_time() -> None:
     registry = Registry.build([EntityNote("person:alice-chen", "person", "Alice Chen", path, ("Alice",), paths=(path,))])
     lines = [f"- Call `fn_{i}(x) @bob{i}` then ask Alice Chen about `Alice {i}` #t{i}." for i in range(4000)]
     text = "```\nAlice in a fence `x\n```\n" + "\n".join(lines)
-    started = time.perf_counter()
+    started = time.thread_time()  # this thread's work, not the time other processes of a loaded host took
     found = resolve_text(registry, text, None)
-    seconds = time.perf_counter() - started
+    seconds = time.thread_time() - started
     first = text.index("Alice Chen")
     assert [m for m in found.mentions if not m.entity_id.startswith("topic:")] == [
         Mention("person:alice-chen", "Alice Chen", first, first + len("Alice Chen"))

@@ -212,9 +212,9 @@ def test_a_large_group_with_every_contact_renamed_is_matched_in_time() -> None:
         held.append(Message(f"h-{2 * i:016x}", f"+49 170 {person:07d}", at, text))
         incoming.append(Message(f"h-{2 * i + 1:016x}", f"Person {person:03d}", at, text))
     batch = SourceBatch(SourceMeta("chat", "whatsapp:Trip", "whatsapp/trip", "Trip"), tuple(incoming))
-    began = time.perf_counter()
+    began = time.thread_time()  # this thread's work, not the time other processes of a loaded host took
     renames = author_renames(held, {m.message_id for m in held}, batch, None)
-    assert time.perf_counter() - began < 30
+    assert time.thread_time() - began < 30
     assert renames == {m.author: (m.author.replace("+49 170 0000", "Person "), 133 + (i < 50)) for i, m in enumerate(held[:people])}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -47,7 +48,7 @@ from vaultmind.queue.store import (
 )
 from vaultmind.queue.workers import QueueSettings, WorkerPool, default_kinds
 
-from .conftest import until
+from .conftest import WAIT_S, until
 from .test_admission import BORDERLINE, CHAT, MESSAGES, chat_note, make_config
 
 T0 = 1_700_000_000_000  # a fixed clock, in epoch ms
@@ -876,6 +877,34 @@ def test_chat_json_parses_defensively() -> None:
 
     with pytest.raises(LlmBadAnswer):
         parse_json_object("no json here {broken")
+
+
+def test_a_stop_that_gave_up_waiting_says_how_long_it_waited_not_its_bound(tmp_path: Path, index: Index) -> None:
+    """A second Ctrl-C makes a stop give up its wait for a job still running: the job, put
+    back, said "still running after 125 s" (the wait's bound, `[ollama] timeout_s` + 5) though
+    the stop had not waited at all."""
+    started, release = threading.Event(), threading.Event()
+
+    def run(ctx: JobContext, job: Any) -> str | None:
+        started.set()
+        release.wait(WAIT_S)
+        return None
+
+    add(index, "slow")
+    pool = WorkerPool(load_config(tmp_path, embed_provider="none"), index=index, kinds=[JobKind("test", run)], settings=QueueSettings(workers=1, poll_s=0.02))
+    pool.start()
+    hurry = threading.Event()
+    hurry.set()  # the second Ctrl-C came already
+    try:
+        assert started.wait(WAIT_S)
+        pool.stop(timeout_s=120.0, give_up=hurry)
+        [(status, reason)] = index.query("SELECT status, last_error FROM jobs")
+        found = re.search(r"still running after ([\d.]+) s", reason)
+        assert status == "ready" and found is not None, reason
+        assert float(found.group(1)) < 120.0, reason
+    finally:
+        release.set()
+    assert until(lambda: pool.counts["refused"] == 1), pool.counts  # its worker's settlement, refused
 
 
 def ask(host: str, timeout_s: float = 2.0) -> None:

@@ -59,6 +59,33 @@ def test_a_long_entity_catch_up_shows_its_progress_in_the_daemons_output(
     assert f"vaultmind: ner {waiting:,}/{waiting:,} (100%)" in err, err
 
 
+@pytest.mark.slow
+def test_a_stop_right_after_the_catch_ups_last_step_still_shows_that_step(vault: Path) -> None:
+    """A background NER step was counted in the daemon's output only after its pause for saves
+    and its check for a stop: a stop that came once the last step was committed left "ner
+    32/40" as the catch-up's last line, though all 40 were done (seen when a test stopped the
+    daemon the moment nothing was left, on a loaded host)."""
+    for n in range(40):
+        write(vault, f"notes/n{n:02}.md", f"# Meeting {n}\n\nAlice Chen met Bob Stone in Lisbon about the Tidepool launch {n}.\n")
+    write(vault, ".vaultmind/config.toml", "[entities]\nner_inline = 1\n")  # the sync leaves NER to the catch-up
+    shown: list[tuple[str, int, int]] = []
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        deriver = entity_deriver(memory)
+        assert deriver is not None and ner_pending(memory.index, deriver) == 40
+        pause = memory.yield_to_foreground
+
+        def stop_once_all_is_committed() -> None:  # the stop comes the moment nothing is left
+            if ner_pending(memory.index, deriver) == 0:
+                memory.stopping.set()
+            pause()
+
+        memory.yield_to_foreground = stop_once_all_is_committed  # type: ignore[method-assign]
+        report = memory.enrich(lambda phase, done, total: shown.append((phase, done, total)), background=True)  # type: ignore[arg-type]
+        assert ner_pending(memory.index, deriver) == 0 and report["ner_texts"] == 40
+    assert ("ner", 40, 40) in shown, shown
+
+
 def test_the_progress_line_shown_and_ended_from_several_threads_stays_whole(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

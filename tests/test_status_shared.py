@@ -17,14 +17,14 @@ from vaultmind.config import load_config
 from vaultmind.errors import DaemonError
 from vaultmind.memory import Memory
 
-from .conftest import running_daemon, write
+from .conftest import running_daemon, until, write
 
 CLIENTS = 6
 QUICK_S = 0.3  # the timeout of a client that polls and gives up fast
 
 
 @contextmanager
-def daemon_with_a_slow_status(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[DaemonClient, list[float], threading.Event, threading.Event]]:
+def daemon_with_a_slow_status(vault: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[DaemonClient, list[float], threading.Event, threading.Event, Memory]]:
     """The vault's daemon, its status counted (`read_counts`, the real one, wrapped to record
     each call) and its first one held until `release` is set (as a status at 50k notes on a busy
     machine takes seconds); `asked` is set once that first one runs."""
@@ -41,14 +41,26 @@ def daemon_with_a_slow_status(vault: Path, monkeypatch: pytest.MonkeyPatch) -> I
             release.wait(30)
         return real(memory, loading=loading)
 
-    with running_daemon(config) as _:
+    with running_daemon(config) as (memory, _):
         monkeypatch.setattr(status, "read_counts", recorded)
         client = find_daemon(config)
         assert client is not None
         try:
-            yield client, counted, asked, release
+            yield client, counted, asked, release, memory
         finally:
             release.set()
+
+
+class _WaitersSeen(threading.Condition):
+    """A condition that keeps which threads have waited on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[int] = set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        self.seen.add(threading.get_ident())
+        return super().wait(timeout)
 
 
 def _in_threads(count: int, ask: Callable[[], Any]) -> tuple[list[threading.Thread], list[Any]]:
@@ -74,7 +86,7 @@ def test_status_requests_whose_clients_left_are_not_worked_out(vault: Path, monk
     nobody (46 at once in a daemon's start-up, ~10 s each). Here 6 clients give up after 0.3 s
     while a status is held: once it ends, none of theirs is worked out, and a next status
     answers at once."""
-    with daemon_with_a_slow_status(vault, monkeypatch) as (client, counted, asked, release):
+    with daemon_with_a_slow_status(vault, monkeypatch) as (client, counted, asked, release, _):
         first, answers = _in_threads(1, lambda: client.call("GET", "/v1/status", timeout=60))
         assert asked.wait(10)
         quitters, errors = _in_threads(CLIENTS, lambda: client.call("GET", "/v1/status", timeout=QUICK_S))
@@ -95,11 +107,13 @@ def test_status_requests_whose_clients_left_are_not_worked_out(vault: Path, monk
 def test_status_requests_that_wait_together_share_one_answer(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Clients that keep waiting while a status is worked out get the next one, worked out once
     for all of them, not one after another."""
-    with daemon_with_a_slow_status(vault, monkeypatch) as (client, counted, asked, release):
+    with daemon_with_a_slow_status(vault, monkeypatch) as (client, counted, asked, release, memory):
+        shared = memory._status_answers
+        shared._changed = turns = _WaitersSeen()  # (no status waits on it while the first is held)
         first, _ = _in_threads(1, lambda: client.call("GET", "/v1/status", timeout=60))
         assert asked.wait(10)
         waiting, answers = _in_threads(CLIENTS, lambda: client.call("GET", "/v1/status", timeout=60))
-        time.sleep(1.0)  # every one of them is waiting
+        assert until(lambda: len(turns.seen) == CLIENTS), "every one of them is waiting for the next answer"
         release.set()
         for thread in [*first, *waiting]:
             thread.join(30)

@@ -17,6 +17,7 @@ from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
 from vaultmind.index.store import BACKLOG_LEFT
 from vaultmind.memory import Memory
+from vaultmind.vault.template import GITIGNORE, GITIGNORE_LINES
 
 from .conftest import READY_S, running_daemon, until, write
 from .test_watch import Batches, _wait_for_parity, a_later_slice, running
@@ -121,6 +122,9 @@ def test_git_branches_a_merge_conflict_and_gc_under_the_watcher(
     for i in range(12):
         write(vault, f"projects/alpha/Alpha {i}.md", f"# Alpha {i}\n\nThe alpha note {i} mentions [[Beta {i}]] #launch.\n")
     write(vault, "Trip.md", "# Trip\n\nThe trip note mentions meadow.\n")
+    # as `vaultmind init` writes it: the daemon's live index is not committed (its WAL, written
+    # meanwhile, made `git checkout` refuse: "local changes would be overwritten")
+    write(vault, GITIGNORE, "\n".join(GITIGNORE_LINES) + "\n")
     assert _git(vault, "init", "-q", "-b", "main").returncode == 0
     assert _git(vault, "add", "-A").returncode == 0 and _git(vault, "commit", "-qm", "base").returncode == 0
     _git(vault, "checkout", "-qb", "feature")

@@ -154,9 +154,8 @@ class _LengthRequired(UsageError):
 
 
 def _drain_chunks(rfile: Any, limit: int) -> None:
-    """Read (and drop) a chunked body up to `limit` bytes, so a refused client is not cut off while
-    it still sends: a connection closed with its request unread is reset, and the reset can lose
-    the answer on the client's side. A malformed or longer body is left unread."""
+    """Read (and drop) a chunked body up to `limit` bytes (`_drop_unread_body`). A malformed or
+    longer body is left unread."""
     total = 0
     while True:
         line = rfile.readline(1024)
@@ -176,6 +175,12 @@ def _drain_chunks(rfile: Any, limit: int) -> None:
             left -= len(chunk)
 
 
+def _drain(rfile: Any, length: int) -> None:
+    """Read (and drop) `length` bytes of a body, or up to its end."""
+    while length > 0 and (chunk := rfile.read(min(length, _DRAIN_CHUNK))):
+        length -= len(chunk)
+
+
 def _still_connected(conn: socket.socket) -> bool:
     """Whether the client of a request being answered still waits: False once it has closed the
     connection or reset it (a client whose timeout passed). A client sends nothing more while it
@@ -189,6 +194,11 @@ def _still_connected(conn: socket.socket) -> bool:
         return False
     except (OSError, ValueError):  # a descriptor `select` cannot take (over its limit): answered, as before
         return True
+
+
+def _chunked(headers: Any) -> bool:
+    """Whether a request's body is sent in chunks (any Transfer-Encoding but identity)."""
+    return bool((headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity")
 
 
 def _error(exc: VaultmindError) -> dict[str, Any]:
@@ -227,6 +237,12 @@ def _make_handler(
         server_version = "vaultmind"
         timeout = SOCKET_TIMEOUT_S  # a client that stops sending mid-request frees its thread
 
+        body_unread = False  # the request's body is not read yet (`_body` reads it, `_send` drops it)
+
+        def parse_request(self) -> bool:
+            self.body_unread = True
+            return super().parse_request()
+
         def log_message(self, format: str, *args: Any) -> None:
             log.debug("api: " + format, *args)
 
@@ -244,11 +260,17 @@ def _make_handler(
             hint = f"use {' or '.join(methods)} {path}" if methods else "use GET or POST"
             self._send(405, _error(UsageError(f"method {self.command} is not allowed", hint=hint)), allow=methods or ["GET", "POST"])
 
-        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _not_allowed
+        def _other_method(self) -> None:
+            self._handle(self.command)
+
+        do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_HEAD = do_TRACE = do_CONNECT = _other_method
 
         def _handle(self, method: str) -> None:
             try:
-                self._answer(method)
+                if method in ("GET", "POST"):
+                    self._answer(method)
+                else:
+                    self._not_allowed()
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
                 log.debug("api: the client of %s %s left before its answer", method, self.path)
                 self.close_connection = True
@@ -337,32 +359,19 @@ def _make_handler(
             self._send(404, _error(NotFound(f"no route {method} {path}", hint=f"the routes are {listed}")))
 
         def _body(self) -> dict[str, Any]:
-            if (self.headers.get("Transfer-Encoding") or "identity").strip().lower() != "identity":
-                self.close_connection = True
-                _drain_chunks(self.rfile, 2 * MAX_BODY)  # so the client can finish sending and read the answer
+            if _chunked(self.headers):
                 raise _LengthRequired(
                     "a request body must be sent with a Content-Length (not chunked)",
                     hint="send the JSON body whole, with its Content-Length header",
                 )
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError as exc:
-                raise UsageError("the Content-Length header is not a number") from exc
-            if length < 0:
-                self.close_connection = True
-                raise UsageError(f"the Content-Length header is negative ({length})")
+            length = self._length()
             if length > MAX_BODY:
-                if length <= 2 * MAX_BODY:  # read (and dropped), so the client can finish sending and read the answer
-                    left = length
-                    while left > 0 and (chunk := self.rfile.read(min(left, _DRAIN_CHUNK))):
-                        left -= len(chunk)
-                else:
-                    self.close_connection = True
                 raise _TooLarge(
                     f"request body too large ({length:,} bytes; at most {MAX_BODY:,})",
                     hint=f"a document is at most {MAX_DOCUMENT_BYTES:,} bytes: split it; "
                     "or stop the daemon (`vaultmind stop`) and run the command without it",
                 )
+            self.body_unread = False
             raw = self.rfile.read(length) if length > 0 else b"{}"
             try:
                 data = json.loads((raw or b"{}").decode("utf-8"))
@@ -376,7 +385,42 @@ def _make_handler(
                 raise UsageError("request body must be a JSON object")
             return data
 
+        def _length(self) -> int:
+            """The body's Content-Length (0 when there is none)."""
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError as exc:
+                raise UsageError("the Content-Length header is not a number") from exc
+            if length < 0:
+                raise UsageError(f"the Content-Length header is negative ({length})")
+            return length
+
+        def _drop_unread_body(self) -> None:
+            """Read (and drop) the body of a request answered without it — refused (401, 404,
+            405, 411, 413, 503) or a GET's — so a client still sending it is not cut off: a
+            connection closed with its request unread is reset, and the client gets a broken
+            pipe or a reset instead of the answer. A body that cannot be read to its end (no
+            length to trust, over twice `MAX_BODY`, malformed chunks) is left, and the
+            connection closed."""
+            if not self.body_unread:
+                return
+            self.body_unread = False
+            if _chunked(self.headers):
+                self.close_connection = True  # (`_drain_chunks` may stop inside the body)
+                _drain_chunks(self.rfile, 2 * MAX_BODY)
+                return
+            try:
+                length = self._length()
+            except UsageError:
+                self.close_connection = True
+                return
+            if length > 2 * MAX_BODY:
+                self.close_connection = True
+                return
+            _drain(self.rfile, length)
+
         def _send(self, status: int, payload: Any, allow: list[str] | None = None) -> None:
+            self._drop_unread_body()
             data = json.dumps(payload, ensure_ascii=False).encode()
             self.send_response(status)
             if allow:

@@ -337,13 +337,14 @@ class Memory:
             if background:
                 self.serving_pool.trim()  # the step's reads and writes: not needed by the next save
                 self.yield_to_foreground()
+            if progress is not None:  # after the pause for saves, before a stop ends the pass: its last step is said
+                progress(phase, done, total)
+            if background:
                 if self.stopping.is_set():
                     raise _Stopping
                 if self._graph_wanted:  # a question took the graph as it was before this step
                     self._graph_wanted = False
                     self.prepare_reads()
-            if progress is not None:
-                progress(phase, done, total)
 
         deriver = entity_deriver(self)
         try:

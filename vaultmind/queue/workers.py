@@ -184,8 +184,9 @@ class WorkerPool:
         self._stop.set()
         self.notify()
         wait = timeout_s if timeout_s is not None else self.config.ollama_timeout_s + 5.0
+        began = time.monotonic()
         if not join_within(self._threads, wait, give_up):
-            self._put_back_in_hand(wait)
+            self._put_back_in_hand(time.monotonic() - began)  # (less than `wait` when `give_up` was set)
         self._threads = []
         self.context.close()
 
@@ -193,7 +194,7 @@ class WorkerPool:
         with self._hand_lock:
             jobs = sorted(self._in_hand.values(), key=lambda job: job.id)
         for job in jobs:
-            reason = f"put back by a stop that could not wait for it (still running after {waited_s:g} s); no attempt counted"
+            reason = f"put back by a stop that could not wait for it (still running after {waited_s:.1f} s); no attempt counted"
             try:
                 if put_back(self.index, job, reason, now=self.clock()):
                     with self._hand_lock:
