@@ -54,8 +54,19 @@ def plan_paths(vault: Path, rels: list[str], rules: IgnoreRules, index: Index, *
 
 
 def take(planned: Planned, count: int = BULK_SLICE) -> Planned:
-    """The first `count` paths planned, taken out of `planned`."""
-    first = dict(itertools.islice(planned.items(), count))
+    """The first paths planned, taken out of `planned`: `count` paths at most, a vanished path
+    applied with one counted as a path too (at least one planned, with its own). A slice is
+    then `count` paths to sync, as it was before a move's paths were paired: a slice of 1,000
+    moved notes and their 1,000 old paths read 1,000 files, as many as start the worker
+    processes and put the vectors after the rows (`sync_load.POOL_MIN_FILES`,
+    `sync_apply.VECTORS_AFTER_FILES`), which cost a renamed folder of 1,000 notes 3-4 s more."""
+    first: Planned = {}
+    paths = 0
+    for rel, old in itertools.islice(planned.items(), count):
+        paths += 1 if old is None else 2
+        if first and paths > count:
+            break
+        first[rel] = old
     for rel in first:
         del planned[rel]
     return first
