@@ -267,3 +267,32 @@ def test_a_daemon_that_ends_with_part_of_a_large_change_left_leaves_status_sayin
         memory.sync()
         assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Imported/%'") == bulk
         assert memory.status()["index"]["health"] == "ok"
+
+
+def test_an_editor_lock_link_and_a_broken_attachment_link_are_not_reported_and_leave_no_trace(
+    running: tuple[Config, Memory, Daemon], tmp_path: Path
+) -> None:
+    """Emacs marks a buffer with unsaved changes by a symlink to nothing, `.#Note.md`: a whole
+    pass reported it (`broken_symlink`), as it did a broken `pic.png`, and the watcher, which
+    hears nothing of hidden files, left the report standing once Emacs removed the lock — the
+    index then differed from a cold rebuild. Only a link to nothing with a note's name the
+    rules would index is reported."""
+    config, memory, daemon = running
+    vault = config.vault
+    write(vault, "Note.md", "# Note\n\nThe note being edited mentions juniper.\n")
+    (vault / ".#Note.md").symlink_to("user@host.4242:1700000000")
+    (vault / "pic.png").symlink_to("nowhere.png")
+    (vault / "Ghost.md").symlink_to("nowhere.md")
+    assert until(lambda: bool(memory.search("juniper", limit=3)["hits"]))
+    daemon.force_reconcile = True
+    assert until(lambda: not daemon.force_reconcile)
+
+    def reported() -> set[tuple[str, str]]:
+        return {(p["path"], p["kind"]) for p in memory.status()["problems"]}
+
+    assert reported() == {("Ghost.md", "broken_symlink")}
+    (vault / ".#Note.md").unlink()  # the user saved
+    (vault / "pic.png").unlink()
+    (vault / "Ghost.md").unlink()
+    assert until(lambda: not reported())
+    _wait_for_parity(config, memory, tmp_path)

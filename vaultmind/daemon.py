@@ -13,7 +13,6 @@ while no daemon was running — or during start-up — are picked up; it repeats
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
 import logging
 import os
@@ -38,14 +37,13 @@ from vaultmind.memory import Memory
 from vaultmind.model import SyncStats
 from vaultmind.queue.workers import WorkerPool
 from vaultmind.starting import StartRecord
-from vaultmind.sync_scan import scan_vault_subtree
 from vaultmind.upkeep import TreeKeeper
 from vaultmind.vault.scan import folder_id
+from vaultmind.watch_slices import BULK_SLICE, Planned, paths_of, plan_paths, take
 
 log = logging.getLogger(__name__)
 
 RECONCILE_S = 600.0
-BULK_SLICE = 1000  # a batch of more paths (a sync tool's, a checkout's) is applied this many at a time
 WATCH_TIMEOUT_MS = 250  # the watcher yields this often when nothing changes (a bulk's next slice)
 RETRY_FIRST_S = 1.0  # a failed reconcile is tried again after 1 s, then 2, 4 … up to a minute
 RETRY_MAX_S = 60.0
@@ -114,7 +112,7 @@ class Daemon:
         self._warmed = False  # what questions read is loaded (after the first reconcile that passed)
         # Paths of a large batch not applied yet: a slice per step, after the step's own changes,
         # so a save made while thousands of files arrive waits for one slice, not for them all.
-        self._backlog: dict[str, None] = {}
+        self._backlog: Planned = {}  # (`watch_slices`: each with the path a note moved from)
         self._backlog_kept = False  # whether the index holds `BACKLOG_LEFT` (`_backlog_changed`)
         self._loops = LoopLinks(config.vault)  # links to a folder holding the vault or inside it
         self._replaced = memory.index.replaced  # index files moved aside (invalidated) seen so far
@@ -240,11 +238,9 @@ class Daemon:
         if changes:
             self._apply(changes)
         if self._backlog:
-            batch = list(itertools.islice(self._backlog, BULK_SLICE))
-            for rel in batch:
-                del self._backlog[rel]
+            batch = take(self._backlog, BULK_SLICE)
             self._backlog_changed()
-            self._apply_paths(batch)
+            self._apply_paths(*paths_of(batch))
         now = time.monotonic()
         due = now - self._last_reconcile >= RECONCILE_S or not self.ready.is_set() or self.force_reconcile
         if due and now >= self._retry_at:
@@ -362,14 +358,15 @@ class Daemon:
 
     def _apply(self, changes: set[tuple[Any, str]]) -> None:
         """A batch of the watcher's changes: at once, or its first `BULK_SLICE` paths at once and
-        the rest to the backlog (`_step` applies a slice of it per step)."""
+        the rest to the backlog (`_step` applies a slice of it per step; `watch_slices`)."""
         root = str(self.config.vault)
-        rels = self._notes_of_folders(sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes}))
-        if len(rels) > BULK_SLICE:
-            self._backlog.update(dict.fromkeys(rels[BULK_SLICE:]))
+        rels = sorted({os.path.relpath(path, root).replace(os.sep, "/") for _, path in changes})
+        planned = plan_paths(self.config.vault, rels, self.memory.syncer.rules, self.memory.index, bulk=BULK_SLICE)
+        first = take(planned, BULK_SLICE)
+        if planned:
+            self._backlog.update(planned)
             self._backlog_changed()
-            rels = rels[:BULK_SLICE]
-        self._apply_paths(rels)
+        self._apply_paths(*paths_of(first))
 
     def _backlog_changed(self) -> None:
         """Say what is left of a large change: to this daemon's `status` (`catching_up`), and,
@@ -393,28 +390,10 @@ class Daemon:
             return
         self._backlog_kept = left
 
-    def _notes_of_folders(self, rels: list[str]) -> list[str]:
-        """The paths of a batch, each folder's notes listed before it when the batch holds more
-        than `BULK_SLICE` notes: a folder moved into the vault whole is one event, and its sync
-        read every note under it at once — a save made meanwhile waited for all of them, not
-        for a slice. The batch's other paths come first (a save in the same batch as the folder
-        waits for nothing), the folders last: a folder's sync after its notes stats them only
-        (they are in step by then) and takes out what it no longer holds."""
-        notes: dict[str, list[str]] = {}
-        for rel in rels:
-            folder = self.config.vault / rel
-            if folder.is_dir() and not folder.is_symlink():  # a symlinked one: a full pass (`sync_paths`)
-                notes[rel] = sorted(scan_vault_subtree(self.config.vault, rel, self.memory.syncer.rules).files)
-        if len(rels) + sum(map(len, notes.values())) <= BULK_SLICE:
-            return rels
-        listed = dict.fromkeys(rel for rel in rels if rel not in notes)  # first: a save made meanwhile
-        for under in notes.values():
-            listed.update(dict.fromkeys(under))
-        return [*listed, *notes]
-
-    def _apply_paths(self, rels: list[str]) -> None:
+    def _apply_paths(self, rels: list[str], gone: list[str] | None = None) -> None:
+        """Sync `rels`, and `gone`: the paths notes among them moved from (`watch_slices`)."""
         try:
-            stats = self.memory.sync_paths(rels)
+            stats = self.memory.sync_paths(rels, gone=gone or ())
         except SyncStopped as exc:  # the daemon stops: the next start's reconcile does the rest
             log.info("watch: %s", exc)
             return

@@ -31,7 +31,7 @@ from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import Index
 from vaultmind.model import FileStat, Problem, Progress, SyncStats
 from vaultmind.sync_derive import CatchingUp, Deriver, Preparing
-from vaultmind.sync_diff import IndexedState, diff_loaded, paths_to_retry, unchanged
+from vaultmind.sync_diff import IndexedState, diff_loaded, moved_from, paths_to_retry, unchanged
 from vaultmind.sync_embed import (
     DimensionChanged,
     adopt_former_ids,
@@ -226,6 +226,7 @@ class Applier:
         # Each batch in path order: the rows the workers build for it come in the order of its
         # tasks, which is then the order `_apply` writes them in.
         batches = [sorted(to_read[i:j]) for i, j in _batch_bounds(total, self.apply_batch)] or [[]]
+        removals = [set[str]() for _ in batches] if rebuild else _removals_by_batch(first.remove, batches, known)
         indexed = {path: known[path].sha256 for path in to_read if path in known}
         config = self.config
         with Loader(
@@ -254,7 +255,8 @@ class Applier:
                 with self._pooled(loader), self.index.bulk(self._memory.restore) if bulk else nullcontext():
                     self.in_batches = True
                     self._batches(
-                        loader, batches, indexed, plans, known, stats, gone_hashes, total, rebuild=rebuild, scan=scan
+                        loader, batches, indexed, plans, removals, known, stats, gone_hashes, total,
+                        rebuild=rebuild, scan=scan,
                     )
             finally:
                 self.in_batches = False
@@ -269,6 +271,7 @@ class Applier:
         batches: Sequence[Sequence[str]],
         indexed: dict[str, str],
         plans: list[BatchPlan],
+        removals: list[set[str]],
         known: dict[str, IndexedState],
         stats: SyncStats,
         gone_hashes: Counter[str],
@@ -283,6 +286,8 @@ class Applier:
             self.progress("read", 0, total)  # the run starts now (the first report comes a batch later)
         for number, loaded in enumerate(loader.batches(batches, indexed)):
             plan = plans.pop() if number == 0 else BatchPlan()  # the first batch also removes what went away
+            plan.remove |= removals[number]  # … but the places notes moved from (`_removals_by_batch`)
+            removals[number] = set()
             for item in loaded.loaded:
                 diff_loaded(item, known.get(item.path), plan, stats, gone_hashes, self._sha)
             plan.rows = loaded.rows
@@ -429,6 +434,25 @@ class Applier:
             self.index, self.embedder, self.config.embed_batch, self.progress, only,
             into=into, fill_groups=fill_groups,
         )  # fmt: skip
+
+
+def _removals_by_batch(
+    gone: set[str], batches: Sequence[Sequence[str]], known: dict[str, IndexedState]
+) -> list[set[str]]:
+    """The vanished paths each batch removes beside its writes: a path a note most likely moved
+    from (`sync_diff.moved_from`), with the batch that writes the note where it went — in the
+    one transaction, so that a renamed folder's notes are never missing (all removed by the
+    first batch, their new paths written 50, 100, 200 … per later commit) nor there twice.
+    What is left in `gone` (a note deleted) the first batch removes. Taken out of `gone`."""
+    removals = [set[str]() for _ in batches]
+    if len(batches) < 2 or not gone:
+        return removals
+    where = {path: number for number, batch in enumerate(batches) for path in batch if path not in known}
+    for new, old in moved_from(gone, where).items():
+        if where[new]:
+            removals[where[new]].add(old)
+            gone.discard(old)
+    return removals
 
 
 def _batch_bounds(total: int, size: int) -> list[tuple[int, int]]:

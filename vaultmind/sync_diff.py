@@ -11,7 +11,7 @@ or unreadable (reported; an unreadable note's rows are kept).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from vaultmind.index.store import Index
@@ -68,6 +68,36 @@ def unchanged(old: IndexedState | None, st: FileStat, *, retry: set[str], max_fi
         and old.path not in retry
         and st.size <= max_file_bytes  # over a lowered cap: read, and reported
     )
+
+
+def moved_from(gone: Iterable[str], new: Iterable[str]) -> dict[str, str]:
+    """Each new path mapped to the vanished path it most likely was moved from: one of the same
+    file name, the one sharing the most folder names before it (a note of a renamed folder
+    keeps its name under the folder). A guess from names only, made before any file is read:
+    it says which removal goes with which write (in the same apply batch, the same slice of a
+    large change, so a moved note is never missing nor there twice); whether it is a rename
+    is the content hash's to say (`diff_loaded`)."""
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(new):
+        by_name.setdefault(path.rpartition("/")[2], []).append(path)
+    moved: dict[str, str] = {}
+    for old in sorted(gone):
+        candidates = by_name.get(old.rpartition("/")[2])
+        if candidates:
+            best = max(candidates, key=lambda path: _common_tail(path, old))  # the first of the best
+            candidates.remove(best)
+            moved[best] = old
+    return moved
+
+
+def _common_tail(a: str, b: str) -> int:
+    """How many trailing path components `a` and `b` share."""
+    shared = 0
+    for x, y in zip(reversed(a.split("/")), reversed(b.split("/")), strict=False):
+        if x != y:
+            break
+        shared += 1
+    return shared
 
 
 def diff_loaded(

@@ -252,9 +252,16 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
         is_link = entry.is_symlink()
         st = entry.stat(follow_symlinks=True)
     except FileNotFoundError:
-        if is_link:
+        if not is_link:
+            return None  # vanished while scanning: the next event will tell
+        # what a link to nothing was meant to be is unknown: said only when its name is a
+        # note's, one the rules would index (an editor's lock `.#Note.md` is hidden; its ignored
+        # removal would leave the problem standing)
+        if is_note(rel) and not rules.ignores_file(rel) and not rules.ignores_dir(rel):
             result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
-        return None  # vanished while scanning: the next event will tell
+        else:
+            result.other_files += 1
+        return None
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             result.problems.append(Problem(rel, "symlink_loop", "symlink loops back on itself; skipped"))
