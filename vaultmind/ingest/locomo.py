@@ -3,9 +3,9 @@
 A LoCoMo file (Maharana et al., 2024) is a JSON list of samples, or one sample object:
 
     {"sample_id": "conv-26",
-     "conversation": {"speaker_a": "Caroline", "speaker_b": "Melanie",
+     "conversation": {"speaker_a": "Lucinda", "speaker_b": "Melissa",
                       "session_1_date_time": "1:56 pm on 8 May, 2023",
-                      "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "…",
+                      "session_1": [{"speaker": "Lucinda", "dia_id": "D1:1", "text": "…",
                                      "img_url": ["…"], "blip_caption": "a photo of …"}, …],
                       …},
      "qa": […], …}
