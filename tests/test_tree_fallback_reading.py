@@ -276,7 +276,7 @@ def test_a_summary_of_summaries_says_something_of_every_child() -> None:
 @pytest.mark.parametrize(
     "sentence",
     [
-        "By telling our stories, we can grow a warm and open circle of trust.",
+        "By telling our stories, we can grow a kind and welcoming circle of friends and of hope.",
         # its number and date are in the part cut: the fragment left has no fact of its own
         "By telling our stories, we raised 900 dollars for the shelter on 3 May.",
     ],
@@ -470,7 +470,7 @@ def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -
     ("sentence", "filler"),
     [
         ("Wow, Mel, that sounds awesome!", True),  # Mel: Melissa, by a short form of her name
-        ("Hey Ravi, long time no talk!", True),
+        ("Hey John, long time no chat!", True),
         ("Hi John, how's it going?", True),
         ("Hey Tim, how's it going there?", True),
         ("Hey Tim, great chatting with you again!", True),

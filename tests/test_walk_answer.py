@@ -210,7 +210,7 @@ def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, 
     """Two messages hold every word of the question; the one that says them in the question's
     order ("fourth table tennis tournament") is the one it asks about, though BM25 prefers the
     shorter one that has them apart."""
-    write_chat(vault, "2024-05-02", [("Emil", "Fourth game night: I won a tournament prize for my video.")])
+    write_chat(vault, "2024-05-02", [("Emil", "Tennis table, fourth prize: I won a tournament.")])
     write_chat(
         vault,
         "2024-06-14",
@@ -222,11 +222,11 @@ def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, 
         memory.sync()
         monkeypatch.setattr(bonuses, "PHRASE_WEIGHT", 0.0)
         apart = memory.walk(question, limit=2)["hits"]
-        assert apart[0]["content"].startswith("Fourth game night")  # what the words alone rank first
+        assert apart[0]["content"].startswith("Tennis table, fourth prize")  # what the words alone rank first
         monkeypatch.undo()
         hits = memory.walk(question, limit=2)["hits"]
         assert hits[0]["content"].startswith(together)
-        # four of the question's five pairs (win fourth, fourth video, …; not tell win)
+        # four of the question's five pairs (win fourth, fourth table, …; not tell win)
         assert hits[0]["breakdown"]["phrase"] == 0.8
         assert hits[1]["breakdown"]["phrase"] == 0.0
 

@@ -2,7 +2,7 @@
 
 A greeting, a thanks or a sign-off ("Thanks, Mel!") is no sentence at all; a short fragment
 leaning on the sentence before it ("And in my free time."), a bare assent ("Sure, fine.", "Wow, Mel, that sounds
-awesome!") or a greeting that only asks after someone ("Hey Ravi, long time no talk!") is a
+awesome!") or a greeting that only asks after someone ("Hey John, long time no chat!") is a
 sentence the summarizer never picks.
 """
 
@@ -51,8 +51,8 @@ _ASSENT_WORDS = frozenset(
     " got it will do of course agreed same thanks thank wow oh ah that that's it's is so really amazing"
     " wonderful lovely fantastic excellent incredible super sweet glad".split()
 )
-# A salutation followed only by these words (and assent) greets and asks after someone ("Hey Ravi,
-# long time no talk!", "Hi, how's it going?", "Hey Tim, how's it going there?"); "Hey, the hall is
+# A salutation followed only by these words (and assent) greets and asks after someone ("Hey John,
+# long time no chat!", "Hi, how's it going?", "Hey Tim, how's it going there?"); "Hey, the hall is
 # booked." is news
 _SALUTATIONS = frozenset("hi hey hello hiya heya yo".split())
 _PHATIC_WORDS = frozenset(
@@ -72,7 +72,7 @@ def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> b
     """Filler however salient its words: a short fragment leaning on the sentence before it
     ("And in my free time.", "By telling our stories.") with no fact in it (`facts`: its dates,
     numbers, decisions, known names), or a sentence that only assents ("Sure, fine.") or greets
-    ("Hey Ravi, long time no talk!"), to someone of the conversation it addresses or not ("That
+    ("Hey John, long time no chat!"), to someone of the conversation it addresses or not ("That
     sounds great, Lucinda." when Lucinda is one of `people`, the lowercased words of its
     speakers' names; "Wow, Mel, …" to Melissa, by a short form of one speaker's name)."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
