@@ -75,8 +75,8 @@ def test_walk_puts_the_question_s_own_ordinal_before_another(vault: Path) -> Non
                                      ("Jolene", "Congrats, that is huge!")])  # fmt: skip
     write_chat(vault, "2024-07-12", [("Emil", "Big news: I won my fourth tournament on Friday, the whole club clapped for me."),
                                      ("Jolene", "Amazing, well done!")])  # fmt: skip
-    write_chat(vault, "2024-08-01", [("Emil", "The game store opens a new video corner."),
-                                     ("Jolene", "Nice, I like that store.")])  # fmt: skip
+    write_chat(vault, "2024-08-01", [("Emil", "The tennis club puts a new table in the hall."),
+                                     ("Jolene", "Nice, I like that hall.")])  # fmt: skip
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         hits = memory.walk("When did Emil win his fourth table tennis tournament?", limit=3)["hits"]

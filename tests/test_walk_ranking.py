@@ -186,7 +186,7 @@ def test_only_a_model_that_averages_words_weighs_a_long_questions_vector_less() 
 
 def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) -> None:
     """"What book recommendations has Jolene given?": Emil's "Which novels do you like? I'm
-    always open to new book recommendations." holds both words, but in what he asks and in
+    always open to some new book recommendations." holds both words, but in what he asks and in
     a wish to be told, not an account; Jolene's message naming the book she recommends ranks
     first."""
     hits = _hits(
@@ -198,7 +198,7 @@ def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) ->
                     ("Jolene Lee", "I finally finished the first draft of my screenplay."),
                     (
                         "Emil Ford",
-                        "Oh nice, good for you! Which novels do you like? I'm always open to new book recommendations.",
+                        "Oh nice, good for you! Which novels do you like? I'm always open to some new book recommendations.",
                     ),
                     ("Jolene Lee", "Mostly fantasy, to be honest."),
                 ],
@@ -215,14 +215,14 @@ def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) ->
         "What book recommendations has Jolene given to Emil?",
     )
     assert "Little Women" in hits[0]["content"], [(h["content"][:40], h["score"], h["breakdown"]["asking"]) for h in hits]
-    wished = next(h for h in hits if "always up for" in h["content"])
+    wished = next(h for h in hits if "always open to" in h["content"])
     assert wished["breakdown"]["asking"] == "only", "its one statement holds none of the question's words"
 
 
 def test_a_request_is_a_wish_to_be_told_or_advised_by_the_listener() -> None:
     from vaultmind.retrieval.asking import asking, requests
 
-    assert requests("I'm always open to new book recommendations.")
+    assert requests("I'm always open to some new book recommendations.")
     assert requests("I could use some tips!")
     assert requests("I'd love to hear about your trip!")
     assert requests("I'd love to see the shots you got!")

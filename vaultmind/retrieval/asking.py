@@ -3,7 +3,7 @@ whether a message only asks, or ends asking.
 
 A message asks its listener for something with a question ("What books do you enjoy?") or with
 a first-person wish to be told or advised that ends in a period or an exclamation mark ("I'm
-always open to new book recommendations.", "I could use some tips!", "I'd love to hear
+always open to some new book recommendations.", "I could use some tips!", "I'd love to hear
 about it!"), the wish being the sentence's main clause: it opens the sentence or a clause of
 it, and no clause after it tells something done ("I'd love to hear more about pottery, so I
 booked a class" tells). Either holds the words of what it asks about and tells nothing of them:
