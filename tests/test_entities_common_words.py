@@ -21,24 +21,24 @@ from .conftest import write, write_chat
 # In each, the model reads a word of speech or a common word as a name ("Wanna" and "Nah" a
 # person, "Dance" an organization), and the conversation writes "dance" in lower case.
 STUDIO = [
-    ("Jon", "Wanna see my moves next Friday? Can't wait!"),
-    ("Gina", "Nah, not yet."),
-    ("Jon", "Dance is my stress fix too."),
-    ("Gina", "Wanna grab lunch tomorrow?"),
-    ("Jon", "Dance is the best therapy there is."),
-    ("Gina", "I went to a dance class with the kids."),
-    ("Jon", "Dance is how I met half my friends."),
-    ("Gina", "Wanna see my moves? I practise every day."),
+    ("Arne", "Wanna see my moves next Friday? Can't wait!"),
+    ("Wilma", "Nah, not yet."),
+    ("Arne", "Dance is how I unwind too."),
+    ("Wilma", "Wanna grab lunch tomorrow?"),
+    ("Arne", "Dance is the best therapy there is."),
+    ("Wilma", "I went to a dance class with the kids."),
+    ("Arne", "Dance is how I met half my friends."),
+    ("Wilma", "Wanna see my moves? I practise every day."),
 ]
 # Max and Paris open sentences, and are written inside one too; the note writes "max" in lower
 # case as well ("to the max"): they stay names. "Glad Max …" is Max.
 FRIENDS = [
-    ("Jon", "Max was truly awesome. Paris was lovely too."),
-    ("Gina", "We took Max to the park, then flew to Paris."),
-    ("Jon", "I pushed the old car to the max."),
-    ("Gina", "Glad Max is bringing you lots of joy."),
+    ("Arne", "Max was truly awesome. Paris was lovely too."),
+    ("Wilma", "We took Max to the park, then flew to Paris."),
+    ("Arne", "I pushed the old car to the max."),
+    ("Wilma", "Glad Max is making you so happy."),
 ]
-SPEAKERS = {"person:jon", "person:gina"}
+SPEAKERS = {"person:arne", "person:wilma"}
 
 
 @pytest.fixture(autouse=True)

@@ -118,8 +118,8 @@ def test_wikilinks_are_candidates_with_their_alias() -> None:
         ("Spec: HTTP Authentication, see http://example.com/spec", "HTTP", None),
         ("The HTTP Authentication draft is draft-ietf-http-authentication-00.txt", "HTTP", None),
         ("Send the export as JSON (data.json), not as a table.", "JSON", None),
-        ("Caroline wrote to UNICEF about the group.", "UNICEF", "UNICEF"),  # nothing says it is no name
-        ("Caroline went to an LGBTQ center. LGBTQ organized a march.", "LGBTQ", "LGBTQ"),
+        ("Lucinda wrote to UNICEF about the group.", "UNICEF", "UNICEF"),  # nothing says it is no name
+        ("Lucinda went to an LGBTQ center. LGBTQ organized a march.", "LGBTQ", "LGBTQ"),
     ],
 )
 def test_an_acronym_the_text_also_writes_in_lower_case_is_no_name(text: str, hit: str, kept: str | None) -> None:
@@ -305,7 +305,7 @@ def test_a_word_capitalised_by_its_place_is_no_entity(text: str, word: str, labe
         ("the Auntie Anne's stand", "Anne", "ORG", "Anne"),  # only a person takes a title in
         ("# TODO: Understand network diagrams", "TODO", "PERSON", None),  # a person in capitals alone
         ("Not found by SMTP address lookup", "SMTP", "PERSON", None),
-        ("Caroline joined LGBTQ last year.", "LGBTQ", "ORG", "LGBTQ"),  # an organization may be
+        ("Lucinda joined LGBTQ last year.", "LGBTQ", "ORG", "LGBTQ"),  # an organization may be
         ("The fix is in dir1/Note now.", "dir1/Note", "ORG", None),  # a path
         ("It speaks HTTP/1.0 only.", "HTTP/1.0", "GPE", None),
         ("Then I moved it to Notes/Archive again.", "Notes/Archive", "PERSON", None),

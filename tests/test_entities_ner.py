@@ -73,8 +73,8 @@ def test_ner_runs_without_the_embedding_layer_it_does_not_listen_to(engine: Coun
     texts = [
         "Barack Obama visited Microsoft headquarters in Seattle on Monday.",
         "Dana Whitfield moved the launch of Fernhill Pro to 23 April; Marco Ruiz booked Harbor Hall.",
-        "Hey Caroline! I went to a LGBTQ support group yesterday and it was so powerful.",
-        "What did Joanna say about the screenplay she sent to the film festival in Portland?",
+        "Hey Lucinda! I went to a choir rehearsal in Leeds yesterday and it was so moving.",
+        "What did Jolene say about the screenplay she sent to the film festival in Portland?",
     ]
     expected = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in full.pipe(texts)]
     assert engine.analyze(texts) == expected

@@ -38,26 +38,26 @@ def _people(memory: Memory, note: str) -> set[str]:
 
 
 def test_a_short_form_of_a_speakers_name_is_that_speaker(vault: Path) -> None:
-    """"Mel" and "Caro", said in a conversation of Caroline and Melanie, are the two of them;
-    in a conversation without a Melanie, "Mel" stays someone of her own; and "Jo", which
-    shortens both John and Joanna, is neither of them. A cold rebuild finds the same."""
+    """"Mel" and "Luci", said in a conversation of Lucinda and Melissa, are the two of them;
+    in a conversation without a Melissa, "Mel" stays someone of her own; and "Jo", which
+    shortens both John and Jolene, is neither of them. A cold rebuild finds the same."""
     write(vault, "sources/chat/art.md", _chat("art", [
-        ("Caroline", "Hey Mel! Good to see you! How have you been?"),
-        ("Melanie", "Thanks, Caro! The painting is for my sister."),
+        ("Lucinda", "Hey Mel! So glad you called! How have you been?"),
+        ("Melissa", "Thanks, Luci! The painting is for my sister."),
     ]))  # fmt: skip
     write(vault, "sources/chat/other.md", _chat("other", [
-        ("Bob Stone", "Hey Mel! Good to see you! How have you been?"),
+        ("Bob Stone", "Hey Mel! So glad you called! How have you been?"),
         ("Alice Chen", "Fine, thanks."),
     ]))  # fmt: skip
     write(vault, "sources/chat/both.md", _chat("both", [
-        ("John", "Jo, guess what I did? Dyed my hair"),
-        ("Joanna", "Wow, that sounds fun."),
+        ("John", "Jo, you won't believe it, I painted the shed blue"),
+        ("Jolene", "Wow, that sounds fun."),
     ]))  # fmt: skip
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync()
         art = _people(memory, "sources/chat/art.md")
-        assert art == {"person:caroline", "person:melanie"}
+        assert art == {"person:lucinda", "person:melissa"}
         assert "person:mel" in _people(memory, "sources/chat/other.md")
         assert "person:jo" in _people(memory, "sources/chat/both.md")
         after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
@@ -67,18 +67,18 @@ def test_a_short_form_of_a_speakers_name_is_that_speaker(vault: Path) -> None:
 
 
 def test_a_speaker_joining_later_settles_her_short_form_in_older_messages(vault: Path) -> None:
-    """"Mel" in an older message becomes Melanie once Melanie writes in the conversation, as a
+    """"Mel" in an older message becomes Melissa once Melissa writes in the conversation, as a
     cold rebuild of the final note reads it."""
-    first = [("Caroline", "Hey Mel! Good to see you! How have you been?"), ("Bob Stone", "Fine, thanks.")]
+    first = [("Lucinda", "Hey Mel! So glad you called! How have you been?"), ("Bob Stone", "Fine, thanks.")]
     write(vault, "sources/chat/art.md", _chat("art", first))
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync()
         assert "person:mel" in _people(memory, "sources/chat/art.md")
-        write(vault, "sources/chat/art.md", _chat("art", [*first, ("Melanie", "I'm swamped with the kids.")]))
+        write(vault, "sources/chat/art.md", _chat("art", [*first, ("Melissa", "I'm swamped with the kids.")]))
         memory.sync()
         people = _people(memory, "sources/chat/art.md")
-        assert "person:melanie" in people and "person:mel" not in people
+        assert "person:melissa" in people and "person:mel" not in people
         after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
     with Memory.open(config) as memory:
         memory.reindex()
@@ -86,15 +86,15 @@ def test_a_speaker_joining_later_settles_her_short_form_in_older_messages(vault:
 
 
 def test_a_greeting_before_a_speakers_name_a_cheer_and_a_gladness_are_no_entities(vault: Path) -> None:
-    """"Congrats Joanna!" and "Yep Nate, …" call the two speakers, "Woohoo" cheers and "Glad
-    you …" is glad: no person "Congrats Joanna" or "Glad", no organization "Woohoo". In a text that is no conversation of
+    """"Congrats Jolene!" and "Yep Emil, …" call the two speakers, "Woohoo" cheers and "Glad
+    you …" is glad: no person "Congrats Jolene" or "Glad", no organization "Woohoo". In a text that is no conversation of
     theirs a word of speech before a name is left out of it all the same ("Yep Ben": Ben)."""
     write(vault, "sources/chat/move.md", _chat("move", [
-        ("Nate", "Congrats Joanna! That's huge."),
-        ("Joanna", "Woohoo, thanks Nate! The cake turned out great."),
-        ("Joanna", "Woohoo! We finally got the keys to the flat."),
-        ("Joanna", "Yep Nate, the hike was long."),
-        ("Nate", "That's so touching! Glad you have that support."),
+        ("Emil", "Congrats Jolene! That's huge."),
+        ("Jolene", "Woohoo, thanks Emil! The cake turned out great."),
+        ("Jolene", "Woohoo! We finally got the keys to the flat."),
+        ("Jolene", "Yep Emil, the hike was long."),
+        ("Emil", "That's so touching! Glad you have that support."),
     ]))  # fmt: skip
     write(vault, "sources/chat/other.md", _chat("other", [
         ("Bob Stone", "Yep Ben, the hike was long."),
@@ -103,5 +103,5 @@ def test_a_greeting_before_a_speakers_name_a_cheer_and_a_gladness_are_no_entitie
     config = load_config(vault, embed_provider="none")
     with Memory.open(config) as memory:
         memory.sync()
-        assert _people(memory, "sources/chat/move.md") == {"person:joanna", "person:nate"}
+        assert _people(memory, "sources/chat/move.md") == {"person:jolene", "person:emil"}
         assert "person:ben" in _people(memory, "sources/chat/other.md")

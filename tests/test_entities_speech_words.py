@@ -9,7 +9,7 @@ from vaultmind.entities.common_words import NoteWords
 from vaultmind.entities.extract import clean_ner_span
 
 CONVERSATION = [
-    "Nature's amazing, here's a painting I did.",
+    "Nature's amazing, here's a sketch I made.",
     "I love spending time in nature. We flew to Italy, I will go back: the weather was perfect.",
     "Italy's amazing too. Will is coming with us.",
     "Thanks, Will! I loved \"Perfect\" by Ed Sheeran.",
@@ -22,10 +22,10 @@ CONVERSATION = [
         ("Nah, I haven't.", "Nah", "PERSON", None),
         ("Wanna see my moves?", "Wanna", "PERSON", None),
         ("Congrats on the promotion!", "Congrats", "ORG", None),
-        ("Awww! How long have you had them?", "Awww", "PERSON", None),
-        ("Startin' my biz has been tough.", "Startin", "ORG", None),
+        ("Awww! How old are they now?", "Awww", "PERSON", None),
+        ("Startin' a shop is hard work.", "Startin", "ORG", None),
         ("Glad Max is bringing you joy.", "Glad Max", "PERSON", "Max"),
-        ("Thanks, Nate, that was kind.", "Thanks, Nate", "PERSON", "Nate"),
+        ("Thanks, Emil, that was kind.", "Thanks, Emil", "PERSON", "Emil"),
         ("Adele sang Hello last night.", "Hello", "WORK_OF_ART", "Hello"),  # a title may be a word of speech
         ("Berlin's lovely in May.", "Berlin", "GPE", "Berlin"),
         ("Nathan said hi.", "Nathan", "PERSON", "Nathan"),

@@ -12,8 +12,9 @@ import pytest
 from tests.test_locomo import SAMPLE, write_fixture
 from vaultmind.cli.main import main
 from vaultmind.entities.ner import NerEngine
-from vaultmind.errors import UsageError
-from vaultmind.eval.locomo import TurnLookup, hit_item, load_qa_file, reference_time, sample_questions
+from vaultmind.errors import IngestError
+from vaultmind.eval.gold import load_qa_file, reference_time, sample_questions
+from vaultmind.eval.locomo import TurnLookup, hit_item
 from vaultmind.eval.metrics import Item, budget_fit, item_tokens, percentile, score_question, summarize
 
 # --- metrics on hand-made rankings --------------------------------------------------------------
@@ -80,6 +81,7 @@ def test_summary_means_and_latency_percentiles() -> None:
 LOOKUP = TurnLookup(
     leaf_message={"leaf-1": "D1:1", "leaf-2": "D2:1"},
     turn_text={"D1:1": "Hi Bob! I adopted a puppy.", "D2:1": "I started learning the cello."},
+    turn_session={"D1:1": 1, "D2:1": 2},
 )
 
 
@@ -111,7 +113,8 @@ def test_multi_turn_items_count_only_turns_whose_full_text_they_hold() -> None:
 
 
 def test_questions_skip_adversarial_and_repair_evidence() -> None:
-    questions, skipped = sample_questions(SAMPLE, {}, qa_source="x.json")
+    asked = sample_questions(SAMPLE, {}, qa_source="x.json")
+    questions, skipped = asked.questions, asked.skipped
     assert [(q.qa_id, q.category) for q in questions] == [("conv-t:0", 4), ("conv-t:1", 2), ("conv-t:2", 1)]
     assert questions[2].gold_turns == ("D2:1", "D1:1")  # "D2:1; D:1:1" split and read leniently
     assert questions[2].gold_sessions == (1, 2)
@@ -130,12 +133,14 @@ def test_flat_qa_evidence_wins_and_unknown_ids_are_dropped(tmp_path: Path) -> No
         {"sample_id": "conv-t", "qa_index": 1, "question": SAMPLE["qa"][1]["question"], "evidence": ["D"]},
     ]
     flat_path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-    questions, skipped = sample_questions(SAMPLE, load_qa_file(flat_path), qa_source=str(flat_path))
-    assert questions[0].gold_turns == ("D1:2",)
-    assert skipped == ["conv-t:1"]
+    asked = sample_questions(SAMPLE, load_qa_file(flat_path), qa_source=str(flat_path))
+    assert asked.questions[0].gold_turns == ("D1:2",)
+    assert asked.skipped == ["conv-t:1"]
+    assert asked.dropped_evidence_ids == 2  # D7:7, and the bare "D" of conv-t:1
+    assert asked.from_data_file == 1  # conv-t:2, which the QA file does not list
     records[0]["question"] = "Something else?"
     flat_path.write_text(json.dumps(records[0]) + "\n", encoding="utf-8")
-    with pytest.raises(UsageError, match=r"question conv-t:0 differs"):
+    with pytest.raises(IngestError, match=r"question conv-t:0 differs"):
         sample_questions(SAMPLE, load_qa_file(flat_path), qa_source=str(flat_path))
 
 
@@ -257,7 +262,7 @@ def test_eval_locomo_human_output_and_errors(tmp_path: Path, capsys: pytest.Capt
     assert "overall" in out and "T-B1k" in out
     assert main(["eval", "locomo", str(tmp_path / "missing.json"), "--json"]) == 1
     assert "no such file" in json.loads(capsys.readouterr().out)["error"]["message"]
-    assert main(["eval", "locomo", str(data), "--qa", str(tmp_path / "nope.jsonl")]) == 2
+    assert main(["eval", "locomo", str(data), "--qa", str(tmp_path / "nope.jsonl")]) == 1  # as a missing FILE
     assert "no such QA file" in capsys.readouterr().err
     empty = write_fixture(tmp_path, [])
     assert main(["eval", "locomo", str(empty), "--json"]) == 1  # not a report of zeros

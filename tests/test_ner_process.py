@@ -185,13 +185,13 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     pending = ner_pending(m.index, deriver)
     m.enrich()
     people = sorted(r[0] for r in m.index.query("SELECT DISTINCT entity_id FROM occurrences WHERE entity_id LIKE 'person:%'"))
-    hits = m.walk("What did Jon say about Angela Merkel?")["hits"]
+    hits = m.walk("What did Ned say about Angela Merkel?")["hits"]
     engine = m.status()["entities"]["ner_engine"]
     print(json.dumps({"engine": engine,"pending": pending, "after": ner_pending(m.index, deriver), "people": people,
                       "top": hits[0]["content"] if hits else None, "spacy": "spacy" in sys.modules,
                       "children": deriver.ner._runner.started}))
 """
-    write_chat(vault, "2024-03-04", [("Jon", "I read that Angela Merkel spoke in Berlin."), ("Ann", "Nice!")])
+    write_chat(vault, "2024-03-04", [("Ned", "I read that Angela Merkel spoke in Berlin."), ("Ann", "Nice!")])
     write(vault, "notes/b.md", "Tim Cook presented at Apple Park.\n")
     out = subprocess.run(
         [sys.executable, "-c", script, str(vault)], capture_output=True, text=True, timeout=300, check=True
@@ -199,7 +199,7 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
     found = json.loads(out.stdout.strip().splitlines()[-1])
     assert found["pending"] >= 2  # the sync left its texts to the background
     assert found["after"] == 0
-    assert {"person:angela-merkel", "person:tim-cook", "person:jon"} <= set(found["people"])
+    assert {"person:angela-merkel", "person:tim-cook", "person:ned"} <= set(found["people"])
     assert "Angela Merkel" in found["top"]
     assert found["spacy"] is False
     assert found["children"] == 1
@@ -209,13 +209,13 @@ with Memory.open(load_config(sys.argv[1], embed_provider="none")) as m:
 def test_questions_find_known_entities_without_a_model(vault: Path) -> None:
     """Names of three letters count when written as names; longer ones in any case."""
     write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
-    write_chat(vault, "2024-03-04", [("Jon", "The bakery opens Monday."), ("Dana Whitfield", "Great news, Jon")])
+    write_chat(vault, "2024-03-04", [("Ned", "The bakery opens Monday."), ("Dana Whitfield", "Great news, Ned")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         with memory.index.lock:
             con = memory.index.con
-            assert query_entities(con, "What did Jon say about the bakery?") == [("person:jon", "Jon")]
-            assert query_entities(con, "what did jon say about the bakery?") == []
+            assert query_entities(con, "What did Ned say about the bakery?") == [("person:ned", "Ned")]
+            assert query_entities(con, "what did ned say about the bakery?") == []
             assert query_entities(con, "what did dana whitfield say?") == [
                 ("person:dana-whitfield", "dana whitfield")
             ]
@@ -386,7 +386,7 @@ def test_a_ready_daemons_status_counts_what_waits_as_the_rows_say_through_copies
     name = _slow_model(path, model)
     (path / name / "hold").touch()  # the model never loads: every text keeps waiting for NER
     vault = tmp_path / "v"
-    write_chat(vault, "2024-03-04", [("Jon", "Angela Merkel spoke in Berlin."), ("Ann", "Nice!"), ("Jon", "Yes.")])
+    write_chat(vault, "2024-03-04", [("Ned", "Angela Merkel spoke in Berlin."), ("Ann", "Nice!"), ("Ned", "Yes.")])
     write(vault, "a.md", "# Alpha\n\nTim Cook presented at Apple Park.\n\n## More\n\nThe heron nests.\n")
     write(vault, ".vaultmind/config.toml", f'[watch]\ndebounce_ms = 50\n[entities]\nner_model = "{name}"\n')
     chat = next(p for p in vault.rglob("*.md") if "sources" in p.parts)

@@ -184,7 +184,7 @@ def test_walk_counts_a_message_that_tells_of_the_window_from_outside_it_as_insid
     write_slack_day(vault, "2024-05-02", [("John Park", "09:00", "My colleagues and I attended a gala together last year.")])
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()
-        hits = memory.walk("What did John attend with his colleagues in March 2024?", limit=5, reference_time=NOW)["hits"]
+        hits = memory.walk("What did John and his colleagues go to in March 2024?", limit=5, reference_time=NOW)["hits"]
         by_day = {h["time_range"]["start"][:10]: h["breakdown"] for h in hits}
         assert by_day["2024-04-18"]["retold"] and by_day["2024-04-18"]["time_factor"] == 1.0
         assert not by_day["2024-04-25"]["retold"] and by_day["2024-04-25"]["time_factor"] < 1.0
@@ -198,7 +198,7 @@ def test_a_message_tells_of_the_time_its_own_words_name_read_from_when_it_was_wr
     march = parse_time_window("in March 2024", NOW)
     assert march is not None
     assert tells_of(march, "We went to a convention last month.", datetime(2024, 4, 18, 9))
-    assert tells_of(march, "Planning a trip there next month.", datetime(2024, 2, 28, 9))
+    assert tells_of(march, "Booking a trip there next month.", datetime(2024, 2, 28, 9))
     assert tells_of(march, "I ran a 5K yesterday!", datetime(2024, 4, 1, 9))
     assert not tells_of(march, "I ran a 5K yesterday!", datetime(2024, 4, 3, 9))
     assert not tells_of(march, "We renovated a community centre last year.", datetime(2025, 1, 5, 9))
@@ -498,10 +498,10 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         ("2024-02-29", "2024-02-29", "2024-03-01"),
         ("yesterday", "2024-06-19", "2024-06-20"),
         # relative words read from the day the question names, up to the end of that day
-        ("her writing issue last week, as mentioned on November 6, 2023?", "2023-10-30", "2023-11-07"),
-        ("what did she finish last Friday on 23 January, 2022?", "2022-01-21", "2022-01-24"),
-        ("where was Tim the week before 16 November 2023?", "2023-11-09", "2023-11-17"),
-        ("the puppy she got two weeks before August 11, 2023", "2023-07-28", "2023-08-12"),
+        ("the leak she fixed last week, as mentioned on March 4, 2024?", "2024-02-26", "2024-03-05"),
+        ("what did she bake last Friday on 12 May, 2024?", "2024-05-10", "2024-05-13"),
+        ("where was Ravi the week before 14 March 2024?", "2024-03-07", "2024-03-15"),
+        ("the bike she bought two weeks before May 20, 2024", "2024-05-06", "2024-05-21"),
         ("three days after 8 May 2023", "2023-05-09", "2023-05-12"),
         # May, a whole month name of three letters, with a preposition or qualifier but no year
         ("what happened in May?", "2024-05-01", "2024-06-01"),
@@ -510,7 +510,7 @@ def test_evidence_fills_its_budget_past_an_item_too_big_and_says_when_none_fits(
         # ranges of days, a month or year said once serving both ends
         ("what happened between 15 and 17 May?", "2024-05-15", "2024-05-18"),
         ("from May 15 to May 17, 2023", "2023-05-15", "2023-05-18"),
-        ("where was John between August 11 and August 15 2023?", "2023-08-11", "2023-08-16"),
+        ("where was Ravi between June 3 and June 9 2024?", "2024-06-03", "2024-06-10"),
         ("between 28 December and 3 January", "2023-12-28", "2024-01-04"),
         ("from 17 to 15 May", "2024-05-15", "2024-05-18"),  # backwards: the same days
         # the weekend we are in or the last one, last night, quarters (without a year the latest)
@@ -935,7 +935,7 @@ def test_a_question_s_tense_is_read_from_its_auxiliaries() -> None:
     assert question_tense("What is happening in April?") == "present"
     assert question_tense("I'd like to know what's on in April") == "present", "'d is no past"
     assert question_tense("what happened in April?") == "past"
-    assert question_tense("Caroline's party in May") is None
+    assert question_tense("Lucinda's party in May") is None
 
 
 def test_a_hit_on_a_section_cites_the_block_id_of_the_line_that_answers(vault: Path) -> None:

@@ -5,6 +5,8 @@ answer as structures loaded apart would, before and after an edit the watcher ap
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -180,3 +182,28 @@ def test_ids_are_not_shared_when_the_leaves_and_vectors_hold_different_ones(vaul
         assert not _shared(memory)
         assert len(memory.vectors._rows) == len(memory.leaves._rows) + 1
         assert _answers(memory) == _fresh_answers(memory)
+
+
+_FIRST_QUESTION = """
+import sys
+from vaultmind.config import load_config
+from vaultmind.memory import Memory
+from vaultmind.retrieval.spelling import english_words
+with Memory.open(load_config(sys.argv[1], embed_provider="none")) as memory:
+    memory.sync()
+    memory.warm()
+    loaded, words = set(sys.modules), english_words.cache_info().currsize
+    memory.walk("What did Ada plant in the garden last spring?")
+    print(sorted(m for m in set(sys.modules) - loaded if m.startswith("vaultmind.")), words)
+"""
+
+
+def test_a_warm_up_loads_what_the_first_question_would(vault: Path) -> None:
+    """`warm` (a daemon's, before it serves; the eval's, before its questions) loads the read
+    path's modules and the English word list: the first question paid 1-2 s for them, in a
+    fresh process, against tens of ms for the next."""
+    write(vault, "notes/garden.md", "# Garden\n\nAda planted tulips and garlic in the garden last spring.\n")
+    out = subprocess.run(
+        [sys.executable, "-c", _FIRST_QUESTION, str(vault)], capture_output=True, text=True, timeout=300, check=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "[] 1", out.stdout

@@ -20,14 +20,14 @@ def _one_day(i: int, author: str, text: str) -> ChildText:
 
 def test_a_thanks_with_a_name_is_not_news() -> None:
     children = [
-        _message(0, "Caroline", "The charity race for Mel is on Saturday 20 May at the park."),
-        _message(1, "Melanie", "Thanks, Mel! I booked the train to the park for Saturday."),
-        _message(2, "Caroline", "Thank you, Caroline. Mel will bring the banner for the race."),
-        _message(3, "Melanie", "Cheers, Caroline! The race starts at 9am, Mel runs 10k."),
+        _message(0, "Lucinda", "The charity race for Mel is on Saturday 20 May at the park."),
+        _message(1, "Melissa", "Thanks, Mel! I booked the train to the park for Saturday."),
+        _message(2, "Lucinda", "Thank you, Lucinda. Mel will bring the banner for the race."),
+        _message(3, "Melissa", "Cheers, Lucinda! The race starts at 9am, Mel runs 10k."),
     ]
     text = extractive_summary(children, 400)
     assert "booked the train" in text and "starts at 9am" in text
-    for thanks in ("Thanks, Mel", "Thank you, Caroline", "Cheers, Caroline"):
+    for thanks in ("Thanks, Mel", "Thank you, Lucinda", "Cheers, Lucinda"):
         assert thanks not in text
 
 
@@ -142,12 +142,12 @@ def test_a_sentence_with_its_own_subject_and_verb_is_no_fragment(sentence: str, 
 
 def test_a_shared_image_is_not_something_said() -> None:
     children = [
-        _message(0, "Caroline", "[image: a photo of a sign with a picture of a guinea pig]"),
+        _message(0, "Lucinda", "[image: a poster showing a drawing of a guinea pig]"),
         _message(
-            1, "Melanie", "Look what we found at the shelter!\n[image: a photo of a guinea pig in a box]"
+            1, "Melissa", "Look what we found at the shelter!\n[image: a photo of a guinea pig in a box]"
         ),
-        _message(2, "Caroline", "We adopted the guinea pig from the shelter on Sunday, her name is Oscar."),
-        _message(3, "Melanie", "[image: a photo of a guinea pig eating a carrot]"),
+        _message(2, "Lucinda", "We adopted the guinea pig from the shelter on Sunday, her name is Oscar."),
+        _message(3, "Melissa", "[image: a photo of a guinea pig eating a carrot]"),
     ]
     text = extractive_summary(children, 400)
     assert "adopted the guinea pig" in text
@@ -188,17 +188,17 @@ def test_a_message_too_short_to_attribute_is_kept_whole_and_says_who_said_it() -
 
 def test_a_fragment_leaning_on_the_sentence_before_is_not_news() -> None:
     children = [
-        _one_day(0, "Caroline", "The support group meets every week to share stories."),
-        _one_day(1, "Melanie", "I want to help people like me. By sharing our stories."),
-        _one_day(2, "Caroline", "I volunteer at the support group."),
-        _one_day(3, "Melanie", "I read stories to kids on weekends. And in my free time."),
-        _one_day(4, "Caroline", "Free time is rare, the group helps."),
+        _one_day(0, "Lucinda", "The support group meets every week to share stories."),
+        _one_day(1, "Melissa", "I want to help people like me. By telling our stories."),
+        _one_day(2, "Lucinda", "I volunteer at the support group."),
+        _one_day(3, "Melissa", "I read stories to kids on weekends. And in my free time."),
+        _one_day(4, "Lucinda", "Free time is rare, the group helps."),
     ]
     text = extractive_summary(children, 400)
     assert "read stories to kids" in text and "Free time is rare" in text
     assert "By sharing" not in text and "And in my free time" not in text
     # a sentence that opens with a preposition but carries a fact stays
-    dated = [*children[:4], _one_day(4, "Caroline", "By Friday the deposit is paid.")]
+    dated = [*children[:4], _one_day(4, "Lucinda", "By Friday the deposit is paid.")]
     assert "By Friday the deposit" in extractive_summary(dated, 400)
 
 
@@ -246,22 +246,22 @@ def test_a_summary_of_summaries_says_something_of_every_child() -> None:
     # must still have its say, ahead of more of the topic the others repeat
     counseling = ChildText(
         "s1",
-        "2024-05-01: Caroline said: I am looking into counseling and mental health work for trans people. "
-        "Melanie said: Counseling sounds right for you, mental health support matters.\n\n"
-        "2024-05-03: Caroline said: The counseling course on mental health starts in June.",
+        "2024-05-01: Lucinda said: I am reading up on counseling and mental health work for farmers. "
+        "Melissa said: Counseling sounds right for you, mental health support matters.\n\n"
+        "2024-05-03: Lucinda said: The counseling course on mental health starts in June.",
         kind="summary",
         time="2024-05-01T09:00:00Z",
     )
     more = ChildText(
         "s2",
-        "2024-05-10: Caroline said: My counseling mentor says mental health work needs patience. "
-        "Melanie said: Your counseling plans keep growing, mental health is your thing.",
+        "2024-05-10: Lucinda said: My counseling mentor says mental health work needs patience. "
+        "Melissa said: Your counseling plans keep growing, mental health is your thing.",
         kind="summary",
         time="2024-05-10T09:00:00Z",
     )
     camping = ChildText(
         "s3",
-        "2024-05-20: Melanie said: We camped by the lake with the kids and roasted marshmallows.",
+        "2024-05-20: Melissa said: We camped by the lake with the kids and roasted marshmallows.",
         kind="summary",
         time="2024-05-20T09:00:00Z",
     )
@@ -269,32 +269,32 @@ def test_a_summary_of_summaries_says_something_of_every_child() -> None:
     days = [paragraph.split(":", 1)[0] for paragraph in text.split("\n\n")]
     assert any(day in days for day in ("2024-05-01", "2024-05-03")), text
     assert "2024-05-10" in days and "2024-05-20" in days, text
-    assert "2024-05-20: Melanie said: We camped by the lake" in text
+    assert "2024-05-20: Melissa said: We camped by the lake" in text
     assert text == extractive_summary([counseling, more, camping], 150)
 
 
 @pytest.mark.parametrize(
     "sentence",
     [
-        "By sharing our stories, we can build a strong and supportive community of hope.",
+        "By telling our stories, we can grow a kind and welcoming circle of friends and of hope.",
         # its number and date are in the part cut: the fragment left has no fact of its own
-        "By sharing our stories, we raised 900 dollars for the shelter on 3 May.",
+        "By telling our stories, we raised 900 dollars for the shelter on 3 May.",
     ],
 )
 def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment(sentence: str) -> None:
-    children = [_one_day(0, "Caroline", sentence), _one_day(1, "Melanie", "Our stories give the group hope.")]
+    children = [_one_day(0, "Lucinda", sentence), _one_day(1, "Melissa", "Our stories give the group hope.")]
     for budget in (18, 28):
         text = extractive_summary(children, budget)
-        assert "By sharing our stories." not in text, text
-        assert text == "Melanie said: Our stories give the group hope."
+        assert "By telling our stories." not in text, text
+        assert text == "Melissa said: Our stories give the group hope."
 
 
 @pytest.mark.parametrize(
     ("sentence", "filler"),
     [
         ("Wow, Mel, that sounds awesome!", True),
-        ("That sounds great, Caroline.", True),
-        ("Caroline, that is so amazing!", True),
+        ("That sounds great, Lucinda.", True),
+        ("Lucinda, that is so amazing!", True),
         ("Wow Maria, that's awesome!", True),
         ("Great, Mel booked the hall.", False),
         ("It is Friday.", False),
@@ -307,15 +307,15 @@ def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment(sentence: str) -
     ],
 )
 def test_assent_addressed_to_someone_is_still_only_assent(sentence: str, filler: bool) -> None:
-    people = frozenset({"mel", "caroline", "maria"})
+    people = frozenset({"mel", "lucinda", "maria"})
     assert says_nothing_alone(sentence, int("Friday" in sentence), people) is filler  # a day is a fact
     if filler:
         children = [
-            ChildText("m0", "The pottery class moved to the studio on the hill.", author="Caroline"),
+            ChildText("m0", "The pottery class moved to the studio on the hill.", author="Lucinda"),
             ChildText("m1", f"{sentence} I will bring the clay and the glaze for the class.", author="Mel"),
             # a name the summary knows (a fact) still only addresses one of the conversation
             ChildText(
-                "m2", "I fire the pots in the kiln.", author="Maria", entities=("Mel", "Caroline", "Maria")
+                "m2", "I fire the pots in the kiln.", author="Maria", entities=("Mel", "Lucinda", "Maria")
             ),
         ]
         text = extractive_summary(children, 400)
@@ -469,10 +469,10 @@ def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -
 @pytest.mark.parametrize(
     ("sentence", "filler"),
     [
-        ("Wow, Mel, that sounds awesome!", True),  # Mel: Melanie, by a short form of her name
-        ("Hey John, long time no see!", True),
+        ("Wow, Mel, that sounds awesome!", True),  # Mel: Melissa, by a short form of her name
+        ("Hey John, long time no chat!", True),
         ("Hi John, how's it going?", True),
-        ("Hey Tim, great to see you again!", True),
+        ("Hey Tim, how's it going there?", True),
         ("Hey Tim, great chatting with you again!", True),
         ("Wow, Mar, that sounds awesome!", False),  # shortens no one's name: an answer
         ("Hey, the hall is ready.", False),
@@ -483,12 +483,12 @@ def test_what_no_one_is_named_as_saying_is_never_given_to_the_speaker_before() -
 def test_a_greeting_or_assent_to_a_speaker_by_a_short_form_is_filler(sentence: str, filler: bool) -> None:
     """A sentence that only greets and asks after someone of the conversation, or assents to
     them by a short form of their name, says nothing alone; a greeting with news does."""
-    people = frozenset({"melanie", "caroline", "john", "tim"})
+    people = frozenset({"melissa", "lucinda", "john", "tim"})
     assert says_nothing_alone(sentence, 0, people) is filler
     if filler:
         children = [
-            _one_day(0, "Melanie", "The pottery class moved to the studio on the hill."),
-            _one_day(1, "Caroline", f"{sentence} I will bring the clay and the glaze for the class."),
+            _one_day(0, "Melissa", "The pottery class moved to the studio on the hill."),
+            _one_day(1, "Lucinda", f"{sentence} I will bring the clay and the glaze for the class."),
             _one_day(2, "John", "I fire the pots in the kiln."),
             _one_day(3, "Tim", "The kiln is hot."),
         ]

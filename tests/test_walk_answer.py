@@ -38,7 +38,7 @@ from .conftest import write, write_chat
     [
         ("When did Bob buy the kayak?", "time"),
         ("In which year did they move?", "time"),
-        ("Which week did Tim visit the UK?", "time"),
+        ("Which week did Tim visit Norway?", "time"),
         ("What weekend is the fair?", "time"),
         ("Which time did you like best, the first or the second?", None),
         ("Where is the party?", "place"),
@@ -163,7 +163,7 @@ def test_walk_prefers_the_message_that_holds_the_asked_for_time(vault: Path) -> 
 @pytest.mark.parametrize(
     ("text", "kind"),
     [
-        ("That's so nice! What pet do you have?", "only"),
+        ("How lovely! What pet do you keep?", "only"),
         ("Which kayak did you buy?\n[image: a photo of a red kayak]", "only"),
         ("I adopted a dog last week, a beagle. Have you got pets?", "last"),
         ("I adopted a dog last week. Ask me anything?!", None),
@@ -208,25 +208,25 @@ def test_walk_ranks_the_answer_above_a_short_message_that_asks_the_same(vault: P
 
 def test_walk_ranks_the_message_that_says_the_words_together_first(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two messages hold every word of the question; the one that says them in the question's
-    order ("fourth video game tournament") is the one it asks about, though BM25 prefers the
+    order ("fourth table tennis tournament") is the one it asks about, though BM25 prefers the
     shorter one that has them apart."""
-    write_chat(vault, "2024-05-02", [("Nate", "Fourth game night: I won a tournament prize for my video.")])
+    write_chat(vault, "2024-05-02", [("Emil", "Tennis table, fourth prize: I won a tournament.")])
     write_chat(
         vault,
         "2024-06-14",
-        [("Nate", "I won my fourth video game tournament, a long day of matches, pizza and loud friends.")],
+        [("Emil", "I won my fourth table tennis tournament, a long day of matches, pizza and loud friends.")],
     )
-    question = "Tell me about Nate winning his fourth video game tournament"
-    together = "I won my fourth video game tournament"
+    question = "Tell me about Emil winning his fourth table tennis tournament"
+    together = "I won my fourth table tennis tournament"
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         monkeypatch.setattr(bonuses, "PHRASE_WEIGHT", 0.0)
         apart = memory.walk(question, limit=2)["hits"]
-        assert apart[0]["content"].startswith("Fourth game night")  # what the words alone rank first
+        assert apart[0]["content"].startswith("Tennis table, fourth prize")  # what the words alone rank first
         monkeypatch.undo()
         hits = memory.walk(question, limit=2)["hits"]
         assert hits[0]["content"].startswith(together)
-        # four of the question's five pairs (win fourth, fourth video, …; not tell win)
+        # four of the question's five pairs (win fourth, fourth table, …; not tell win)
         assert hits[0]["breakdown"]["phrase"] == 0.8
         assert hits[1]["breakdown"]["phrase"] == 0.0
 
@@ -291,16 +291,16 @@ def test_two_words_the_memory_writes_as_one_find_it(vault: Path) -> None:
         vault,
         "2024-03-07",
         [
-            ("Nate", "Coconut milk icecream with a friend, so good!"),
-            ("Joanna", "Ice on the roads today, careful."),
-            ("Nate", "The cream van was closed."),
-            ("Joanna", "We skated on the ice after lunch."),
-            ("Joanna", "My workout is on Mondays and Thursdays with my sister."),
-            ("Nate", "Work was long; I stayed out late with the team."),
-            ("Joanna", "Anyway, the bike is fixed now."),
-            ("Nate", "Which way to the station? Any bus goes there."),
-            ("Joanna", "The road trip to the coast was wonderful."),
-            ("Nate", "The road is closed, and my trip is off. Leave a note in the book."),
+            ("Emil", "Coconut milk icecream with a friend, so good!"),
+            ("Jolene", "Ice on the roads today, careful."),
+            ("Emil", "The cream van was closed."),
+            ("Jolene", "We skated on the ice after lunch."),
+            ("Jolene", "My workout is on Mondays and Thursdays with my sister."),
+            ("Emil", "Work was long; I stayed out late with the team."),
+            ("Jolene", "Anyway, the bike is fixed now."),
+            ("Emil", "Which way to the station? Any bus goes there."),
+            ("Jolene", "The road trip to the coast was wonderful."),
+            ("Emil", "The road is closed, and my trip is off. Leave a note in the book."),
         ],
     )
     with Memory.open(load_config(vault, embed_provider="none")) as memory:

@@ -88,16 +88,16 @@ def test_a_season_asked_of_finds_what_was_told_of_it_later(vault: Path) -> None:
     written in August of the next, is about the summer asked of (read from when it was written:
     `retold`), above a message written in that summer of something else."""
     write_chat(vault, "2022-07-10", [("John", "Fixed the fence in the heat.")])
-    write_chat(vault, "2023-08-11", [("John", "Max and I had a blast on our camping trip last summer.")])
+    write_chat(vault, "2023-08-11", [("John", "Max and I loved our fishing trip by the lake last summer.")])
     with Memory.open(load_config(vault, embed_provider="none")) as memory:
         memory.sync()
         result = memory.walk(
-            "What did John and Max enjoy together last summer?", limit=3, reference_time=datetime(2023, 8, 16)
+            "What did John and Max love doing together last summer?", limit=3, reference_time=datetime(2023, 8, 16)
         )
         assert result["query"]["time_window"]["start"].startswith("2022-06-01"), result["query"][
             "time_window"
         ]
-        assert result["hits"][0]["content"].startswith("Max and I had a blast"), [
+        assert result["hits"][0]["content"].startswith("Max and I loved our fishing trip"), [
             h["content"] for h in result["hits"]
         ]
 

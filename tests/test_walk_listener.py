@@ -28,8 +28,8 @@ def _shown(hits: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
 
 
 def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: Path) -> None:
-    """"Where has Maria made friends?": Maria's "Glad you've found that strong bond. Having
-    friends you can rely on…" is short and holds the word, but is written of John's
+    """"Where has Maria made friends?": Maria's "Glad you've got that close tie back.
+    Friends you can count on…" is short and holds the word, but is written of John's
     roommate; her own account of the volunteers she met ranks first."""
     hits = _hits(
         vault,
@@ -38,7 +38,7 @@ def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: P
                 "2024-05-02",
                 [
                     ("John Park", "My old college roommate and I reconnected last week, it felt like no time had passed."),
-                    ("Maria Lopez", "Glad you've found that strong bond again. Having friends you can rely on makes a huge difference."),
+                    ("Maria Lopez", "Glad you've got that close tie back. Friends you can count on change everything."),
                     ("John Park", "It really does."),
                 ],
             ),
@@ -58,7 +58,7 @@ def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: P
         "Where has Maria made friends?",
     )
     assert hits[0]["author"] == "Maria Lopez" and "volunteers" in hits[0]["content"], _shown(hits)
-    written_to_john = next(h for h in hits if "Glad you've found" in h["content"])
+    written_to_john = next(h for h in hits if "Glad you've got" in h["content"])
     assert written_to_john["breakdown"]["to_listener"] and not hits[0]["breakdown"]["to_listener"]
 
 
@@ -95,7 +95,7 @@ def test_anothers_account_in_the_plural_is_not_the_named_persons(vault: Path) ->
 
 def test_tells_of_listener_reads_whom_each_sentence_is_written_to() -> None:
     friends = frozenset({"friend"})
-    assert tells_of_listener("Glad you've found that bond. Having friends you can rely on matters.", friends)
+    assert tells_of_listener("Glad you've got that tie back. Friends you can count on matter.", friends)
     assert tells_of_listener("Your friends sound lovely!", friends)
     assert not tells_of_listener("Your friends sound lovely! I miss mine.", friends), "she tells of herself too"
     assert not tells_of_listener("We met great friends there. Glad you came too.", friends), "the first person plural"
@@ -106,41 +106,41 @@ def test_tells_of_listener_reads_whom_each_sentence_is_written_to() -> None:
 
 
 def test_the_speakers_words_of_themselves_are_not_of_the_person_asked_about(vault: Path) -> None:
-    """"What did Jon say about Gina's store?" asks for Jon's words about Gina's store: his
-    "You found the perfect spot for your store", not his account of his own ("I keep my store
+    """"What did Arne say about Wilma's store?" asks for Arne's words about Wilma's store: his
+    "You picked a great corner for your store", not his account of his own ("I keep my store
     notes…", which holds "store" twice and is shorter): that one keeps only part of its score
-    (`OF_SELF`). Asked about Jon's own store, his account is not scaled."""
+    (`OF_SELF`). Asked about Arne's own store, his account is not scaled."""
     days = [
         (
             "2024-05-02",
             [
-                ("Gina Rossi", "Guess what, I signed the lease for the new clothing store today."),
-                ("Jon Baker", "Wow, Gina! You found the perfect spot for your store, the hard work is paying off."),
-                ("Gina Rossi", "Thank you, it means a lot."),
+                ("Wilma Rossi", "Guess what, I signed the lease for the new clothing store today."),
+                ("Arne Baker", "Wow, Wilma! You picked a great corner for your store, the hard work is paying off."),
+                ("Wilma Rossi", "Thank you, it means a lot."),
             ],
         ),
         (
             "2024-06-12",
             [
-                ("Gina Rossi", "How is the dance studio going?"),
-                ("Jon Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
-                ("Gina Rossi", "Love that."),
+                ("Wilma Rossi", "How is the dance studio going?"),
+                ("Arne Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
+                ("Wilma Rossi", "Love that."),
             ],
         ),
     ]
-    hits = _hits(vault, days, "What did Jon say about Gina's store?")
-    assert hits[0]["author"] == "Jon Baker" and hits[0]["content"].startswith("Wow, Gina!"), _shown(hits)
+    hits = _hits(vault, days, "What did Arne say about Wilma's store?")
+    assert hits[0]["author"] == "Arne Baker" and hits[0]["content"].startswith("Wow, Wilma!"), _shown(hits)
     his_own = next(h for h in hits if h["content"].startswith("I keep my store"))
     assert his_own["breakdown"]["of_self"] and not hits[0]["breakdown"]["of_self"]
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
-        own = memory.walk("What did Jon say about Jon's store?")["hits"]
+        own = memory.walk("What did Arne say about Arne's store?")["hits"]
     assert not any(h["breakdown"]["of_self"] for h in own), _shown(own)
 
 
 def test_tells_of_self_reads_whom_each_sentence_tells_of() -> None:
     store = frozenset({"store"})
     assert tells_of_self("I keep my store notes on a whiteboard.", store)
-    assert not tells_of_self("You found the perfect spot for your store.", store), "written to the listener"
+    assert not tells_of_self("You picked a great corner for your store.", store), "written to the listener"
     assert not tells_of_self("I love that your store is open!", store), "of the listener's store, in the first person"
     assert not tells_of_self("My store is open. Glad you came!", frozenset({"glad"})), "the word is where it speaks to you"
     assert not tells_of_self("The store is open.", store), "no person"
@@ -148,30 +148,30 @@ def test_tells_of_self_reads_whom_each_sentence_tells_of() -> None:
 
 
 def test_the_speakers_words_of_the_person_asked_about_are_not_of_self(vault: Path) -> None:
-    """Jon's first-person sentences that name Gina, or speak of her as "her", tell of her
-    store, asked about by "what did Jon say about Gina's store?": not scaled as his own."""
+    """Arne's first-person sentences that name Wilma, or speak of her as "her", tell of her
+    store, asked about by "what did Arne say about Wilma's store?": not scaled as his own."""
     days = [
         (
             "2024-05-02",
             [
-                ("Gina Rossi", "Guess what, I signed the lease for the new clothing store today."),
-                ("Jon Baker", "I love Gina's new store, she did great."),
+                ("Wilma Rossi", "Guess what, I signed the lease for the new clothing store today."),
+                ("Arne Baker", "I love Wilma's new store, she did great."),
                 ("Mia Lund", "Did you see it yet?"),
-                ("Jon Baker", "I told her the store looks amazing."),
-                ("Jon Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
+                ("Arne Baker", "I told her the store looks amazing."),
+                ("Arne Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
             ],
         ),
     ]
-    hits = _hits(vault, days, "What did Jon say about Gina's store?")
-    of_self = {h["content"][:20]: h["breakdown"]["of_self"] for h in hits if h["author"] == "Jon Baker"}
-    assert of_self == {"I love Gina's new st": False, "I told her the store": False, "I keep my store note": True}, _shown(hits)
+    hits = _hits(vault, days, "What did Arne say about Wilma's store?")
+    of_self = {h["content"][:20]: h["breakdown"]["of_self"] for h in hits if h["author"] == "Arne Baker"}
+    assert of_self == {"I love Wilma's new s": False, "I told her the store": False, "I keep my store note": True}, _shown(hits)
 
 
 def test_tells_of_self_is_not_of_the_possessor_named_or_referred_to() -> None:
-    store, gina = frozenset({"store"}), [frozenset({"gina", "rossi"})]
-    assert not tells_of_self("I love Gina's new store, she did great.", store, gina), "names her"
-    assert not tells_of_self("I told her the store looks amazing.", store, gina), "speaks of her, the one asked about"
-    assert tells_of_self("I keep my store notes on a whiteboard.", store, gina)
-    both = [*gina, frozenset({"mia", "lund"})]
+    store, wilma = frozenset({"store"}), [frozenset({"wilma", "rossi"})]
+    assert not tells_of_self("I love Wilma's new store, she did great.", store, wilma), "names her"
+    assert not tells_of_self("I told her the store looks amazing.", store, wilma), "speaks of her, the one asked about"
+    assert tells_of_self("I keep my store notes on a whiteboard.", store, wilma)
+    both = [*wilma, frozenset({"mia", "lund"})]
     assert tells_of_self("I told her the store looks amazing.", store, both), "of two people asked about, 'her' is neither named"
     assert not tells_of_self("I told Mia the store looks amazing.", store, both)

@@ -15,7 +15,7 @@ from vaultmind.retrieval.name_weight import distinctiveness
 
 from .conftest import write, write_chat
 
-CARO, MEL = "Caroline Lind", "Melanie Ortiz"
+CARO, MEL = "Lucinda Lind", "Melissa Ortiz"
 SMALL = ("the weather is lovely", "the train was late", "I read a good book", "the garden looks green", "work was busy", "the cat slept")
 
 
@@ -28,20 +28,20 @@ def _person(vault: Path, slug: str, name: str, alias: str) -> None:
 
 
 def _chat_walk(vault: Path, *questions: str) -> list[list[dict[str, Any]]]:
-    """A week of chat between Caroline and Melanie, who call each other "Caro" and "Mel" (in
-    every message of hers, every other of Caroline's); on the third day they talk of their
+    """A week of chat between Lucinda and Melissa, who call each other "Luci" and "Mel" (in
+    every message of hers, every other of Lucinda's); on the third day they talk of their
     families and of Bailey."""
-    _person(vault, "melanie-ortiz", MEL, "Mel")
-    _person(vault, "caroline-lind", CARO, "Caro")
+    _person(vault, "melissa-ortiz", MEL, "Mel")
+    _person(vault, "lucinda-lind", CARO, "Luci")
     _person(vault, "bailey-stone", "Bailey Stone", "Bailey")
     for day in range(1, 8):
         messages = []
         for i, said in enumerate(SMALL):
-            messages += [(CARO, f"Hey Mel! Today {said}." if i % 2 else f"Today {said}."), (MEL, f"Nice, Caro! Here {SMALL[(i + day) % len(SMALL)]} too.")]
+            messages += [(CARO, f"Hey Mel! Today {said}." if i % 2 else f"Today {said}."), (MEL, f"Nice, Luci! Here {SMALL[(i + day) % len(SMALL)]} too.")]
         if day == 3:
             messages += [
                 (CARO, "Thanks, Mel! My family gives me strength, my family gives me a home."),
-                (MEL, "My family gives me love and laughter, Caro."),
+                (MEL, "My family gives me love and laughter, Luci."),
                 (CARO, "Bailey Stone brought a cake to the pottery class."),
             ]
         write_chat(vault, f"2024-05-0{day}", messages)
@@ -58,23 +58,23 @@ def test_the_weight_of_a_name_falls_with_its_share_of_the_conversation() -> None
 
 
 def test_the_named_persons_own_message_outranks_the_other_speaker_calling_her(vault: Path) -> None:
-    """"What does Melanie's family give her?": Caroline's "Thanks, Mel! My family gives me
+    """"What does Melissa's family give her?": Lucinda's "Thanks, Mel! My family gives me
     strength…" holds more of the question's words, but "Mel" is in most messages of their
-    chat: it tells of Caroline's family (the other-author scaling holds), and Melanie's own
+    chat: it tells of Lucinda's family (the other-author scaling holds), and Melissa's own
     answer leads."""
-    (hits,) = _chat_walk(vault, "What does Melanie's family give her?")
+    (hits,) = _chat_walk(vault, "What does Melissa's family give her?")
     assert hits[0]["author"] == MEL and "love and laughter" in hits[0]["content"], [(h["author"], h["content"]) for h in hits[:3]]
     call = next(h for h in hits if h["content"].startswith("Thanks, Mel!"))
     assert call["breakdown"]["other_author"] and call["breakdown"]["entity"] < 0.25, call["breakdown"]
 
 
 def test_a_rare_name_keeps_its_full_weight_and_the_partners_messages_little_proximity(vault: Path) -> None:
-    """Bailey, named once, is a full match; Caroline's messages that do not call Melanie earn
-    little graph proximity from Caroline being her strongest neighbour: Caroline is in nearly
+    """Bailey, named once, is a full match; Lucinda's messages that do not call Melissa earn
+    little graph proximity from Lucinda being her strongest neighbour: Lucinda is in nearly
     every message of their chat, as author or called."""
-    bailey, melanie = _chat_walk(vault, "What did Bailey bring?", "What did Melanie read?")
+    bailey, melissa = _chat_walk(vault, "What did Bailey bring?", "What did Melissa read?")
     assert bailey[0]["content"].startswith("Bailey Stone brought") and bailey[0]["breakdown"]["entity"] == 1.0
-    partner = [h["breakdown"]["graph"] for h in melanie if h["author"] == CARO]
+    partner = [h["breakdown"]["graph"] for h in melissa if h["author"] == CARO]
     assert partner and max(partner) < 0.25, partner
 
 

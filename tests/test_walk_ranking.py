@@ -71,7 +71,7 @@ def test_anothers_account_of_their_own_life_is_not_the_named_persons(vault: Path
                     ("John Park", "Hey Maria, how was your week?"),
                     (
                         "Maria Lopez",
-                        "Last weekend I ran a 5K charity run for the shelter. It was awesome being surrounded by so many people.",
+                        "On Sunday I did a 5K charity run for the shelter, the crowd along the way was wonderful.",
                     ),
                     ("John Park", "That is great, well done!"),
                 ],
@@ -119,7 +119,7 @@ def test_a_message_that_asks_about_the_questions_words_tells_nothing_of_them(vau
                     ("Bob Stone", "How was your weekend?"),
                     (
                         "Mel Tan",
-                        "I signed up for a pottery class yesterday and we went camping with the kids. "
+                        "I booked a pottery class yesterday and we took the kids camping too. "
                         "I enjoy activities like these, they calm me down.",
                     ),
                     ("Bob Stone", "Sounds lovely."),
@@ -185,9 +185,9 @@ def test_only_a_model_that_averages_words_weighs_a_long_questions_vector_less() 
 
 
 def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) -> None:
-    """"What book recommendations has Joanna given?": Nate's "What books do you enjoy? I'm
-    always up for some new book recommendations." holds both words, but in what he asks and in
-    a wish to be told, not an account; Joanna's message naming the book she recommends ranks
+    """"What book recommendations has Jolene given?": Emil's "Which novels do you like? I'm
+    always open to some new book recommendations." holds both words, but in what he asks and in
+    a wish to be told, not an account; Jolene's message naming the book she recommends ranks
     first."""
     hits = _hits(
         vault,
@@ -195,40 +195,40 @@ def test_a_message_that_wishes_for_recommendations_asks_for_them(vault: Path) ->
             (
                 "2024-05-02",
                 [
-                    ("Joanna Lee", "I finally finished the first draft of my screenplay."),
+                    ("Jolene Lee", "I finally finished the first draft of my screenplay."),
                     (
-                        "Nate Ford",
-                        "Wow, that's great to hear! What books do you enjoy? I'm always up for some new book recommendations.",
+                        "Emil Ford",
+                        "Oh nice, good for you! Which novels do you like? I'm always open to some new book recommendations.",
                     ),
-                    ("Joanna Lee", "Mostly fantasy, to be honest."),
+                    ("Jolene Lee", "Mostly fantasy, to be honest."),
                 ],
             ),
             (
                 "2024-05-09",
                 [
-                    ("Nate Ford", "How was your weekend?"),
-                    ("Joanna Lee", "Quiet. My recommendation for you: Little Women, the book I love most."),
-                    ("Nate Ford", "Thanks, I will pick it up."),
+                    ("Emil Ford", "How was your weekend?"),
+                    ("Jolene Lee", "Quiet. My recommendation for you: Little Women, the book I love most."),
+                    ("Emil Ford", "Thanks, I will pick it up."),
                 ],
             ),
         ],
-        "What book recommendations has Joanna given to Nate?",
+        "What book recommendations has Jolene given to Emil?",
     )
     assert "Little Women" in hits[0]["content"], [(h["content"][:40], h["score"], h["breakdown"]["asking"]) for h in hits]
-    wished = next(h for h in hits if "always up for" in h["content"])
+    wished = next(h for h in hits if "always open to" in h["content"])
     assert wished["breakdown"]["asking"] == "only", "its one statement holds none of the question's words"
 
 
 def test_a_request_is_a_wish_to_be_told_or_advised_by_the_listener() -> None:
     from vaultmind.retrieval.asking import asking, requests
 
-    assert requests("I'm always up for some new book recommendations.")
+    assert requests("I'm always open to some new book recommendations.")
     assert requests("I could use some tips!")
     assert requests("I'd love to hear about your trip!")
     assert requests("I'd love to see the shots you got!")
     assert not requests("I'd love to see Japan someday."), "a wish of one's own"
     assert not requests("I need to get some advice from my coach."), "advice sought elsewhere"
-    assert not requests("Let me know what you think!"), "a closing, not read as a request"
+    assert not requests("Tell me how you like it!"), "a closing, not read as a request"
     assert asking("Loved the film last night. I could use some recommendations!") == "last"
     assert asking("Any good films lately? I'm open to suggestions.") == "only"
 

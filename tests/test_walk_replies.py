@@ -23,8 +23,8 @@ def test_a_question_asked_in_the_chat_is_answered_by_the_reply(vault: Path) -> N
                                      ("Daniel Chen", "Nine of us, with Auntie Lin and Uncle Joe."),
                                      ("Mei Chen", "Great. Who is coming from Leeds, and when do they arrive?"),
                                      ("Daniel Chen", "Auntie Lin and Uncle Joe are coming on Friday."),
-                                     ("John", "By the way, what book are you reading?"),
-                                     ("Tim", "A fantasy novel called \"The Name of the Wind\". Really good!"),
+                                     ("John", "Oh, and which book are you on at the moment?"),
+                                     ("Tim", "A thick fantasy novel about a young mage. Loving it!"),
                                      ("John", "I've been reading an inspiring book about dreams.")])  # fmt: skip
     with Memory.open(load_config(vault, embed_provider="static")) as memory:
         memory.sync()

@@ -106,7 +106,7 @@ def test_own_writing_verbs_are_the_askers() -> None:
 
 
 def test_a_hedge_is_how_sure_the_asker_is() -> None:
-    assert hedges("Would Caroline likely pursue writing?") == {"like"}, "the stemmer reads 'likely' as 'like'"
+    assert hedges("Would Lucinda likely pursue writing?") == {"like"}, "the stemmer reads 'likely' as 'like'"
     assert hedges("What might Bob probably need, perhaps?") == set(terms("probably perhaps"))
     assert hedges("Would Tim likely like the book?") == set(), "the second 'like' is asked"
     assert hedges("What does Alice like?") == set()
@@ -132,11 +132,11 @@ def test_likely_is_not_searched_as_like(vault: Path) -> None:
 
 
 def test_a_vague_time_is_the_askers() -> None:
-    assert vague_times("What workshop did Caroline attend recently?") == {"recent"}
-    assert vague_times("Would Melanie go on another road trip soon?") == {"soon"}
+    assert vague_times("What class did Lucinda take recently?") == {"recent"}
+    assert vague_times("Would Melissa go on another road trip soon?") == {"soon"}
     assert vague_times("What is Tim currently reading, lately?") == set(terms("currently lately"))
     assert vague_times("What was the most recent workshop, recently?") == set(), "'recent' is asked"
-    assert vague_times("What workshop did Caroline attend?") == set()
+    assert vague_times("What workshop did Lucinda attend?") == set()
 
 
 def test_recently_is_not_searched(vault: Path) -> None:

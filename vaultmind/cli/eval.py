@@ -4,18 +4,31 @@
                                [--limit-samples N] [--embeddings PROVIDER] [--ner] [--json]
 
 The harness lives in `vaultmind.eval.locomo`; this module parses arguments, prints progress
-on stderr and formats the figures.
+on stderr, writes `--out` as each conversation finishes and formats the figures. Ctrl-C, or
+SIGTERM (a timeout's kill), stops the run with its temporary vault removed and says what was
+kept: the answers of the conversations finished, in `--out`; a new run starts over.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.output import emit
+from vaultmind.errors import by_ctrl_c
 from vaultmind.eval import DEFAULT_MODE, MODES
+
+if TYPE_CHECKING:
+    from vaultmind.eval.locomo import EvalReport
+
+INTERRUPTED_EXIT = 130
 
 
 def add_parser(sub: Any) -> None:
@@ -44,7 +57,10 @@ def add_parser(sub: Any) -> None:
         "when present; else the evidence in FILE)",
     )
     lo.add_argument(
-        "--out", type=Path, default=None, help="write one JSON line per question (ranked items) here"
+        "--out",
+        type=Path,
+        default=None,
+        help="write one JSON line per question (ranked items) here, rewritten as each conversation finishes",
     )
     lo.add_argument(
         "--mode", choices=MODES, default=DEFAULT_MODE, help=f"retrieval to measure (default {DEFAULT_MODE})"
@@ -67,30 +83,90 @@ def add_parser(sub: Any) -> None:
     lo.set_defaults(handler=cmd_locomo)
 
 
+@dataclass(slots=True)
+class _Kept:
+    """What a stopped run has kept: the conversations finished and the questions written to
+    `out` as of the last checkpoint (the report itself goes on changing after it)."""
+
+    out: Path | None
+    planned: int | None = None
+    finished: int = 0
+    written: int = 0
+
+    def __call__(self, report: EvalReport) -> None:
+        from vaultmind.eval.locomo import write_results
+
+        if self.out is not None and report.samples:  # the answers so far, whatever comes after
+            write_results(report, self.out)
+        self.planned, self.finished, self.written = report.planned, len(report.samples), len(report.results)
+
+    def interrupted(self) -> str:
+        """The line said on Ctrl-C or SIGTERM: what was written, and that a new run starts over."""
+        if self.planned is None:
+            return "vaultmind eval: interrupted before the first conversation was indexed; nothing was written"
+        done = f"after {self.finished} of {self.planned} conversations"
+        if self.out is not None and self.finished:
+            kept = f"the {self.written} questions answered are in {self.out}, without figures"
+        elif self.out is not None:
+            kept = f"nothing was written to {self.out}"
+        else:
+            kept = "nothing was written (--out keeps each conversation's answers as it finishes)"
+        return (
+            f"vaultmind eval: interrupted {done}; {kept}; the temporary vault was removed, "
+            "and running the command again starts over"
+        )
+
+
+@contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM (a timeout's kill, `kill PID`) taken as Ctrl-C for the run, so its temporary
+    vault is removed and what was answered is said, rather than the process ending at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(_signo: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def cmd_locomo(args: argparse.Namespace) -> int:
     from vaultmind.cli.bench import StderrProgress
     from vaultmind.embed.providers import check_provider_flag
-    from vaultmind.eval.locomo import check_out, run_locomo, write_results
+    from vaultmind.eval.locomo import check_out, run_locomo
 
     if args.out is not None:
         check_out(args.out)  # before the run, not after it
     check_provider_flag(args.embeddings)  # before the first conversation is ingested
     steps = StderrProgress("eval")  # a line for each step of a conversation's indexing that takes seconds
+    kept = _Kept(args.out)
     try:
-        report = run_locomo(
-            args.file,
-            qa_path=args.qa,
-            mode=args.mode,
-            limit_samples=args.limit_samples,
-            embed_provider=args.embeddings,
-            ner=args.ner,
-            progress=steps.announce,
-            steps=steps,
-        )
+        with _sigterm_as_ctrl_c():
+            report = run_locomo(
+                args.file,
+                qa_path=args.qa,
+                mode=args.mode,
+                limit_samples=args.limit_samples,
+                embed_provider=args.embeddings,
+                ner=args.ner,
+                progress=steps.announce,
+                steps=steps,
+                checkpoint=kept,
+            )
+    except BaseException as exc:
+        if not (isinstance(exc, KeyboardInterrupt) or by_ctrl_c(exc)):
+            raise
+        steps.close()  # its line ended before the interruption is said
+        print(kept.interrupted(), file=sys.stderr, flush=True)
+        return INTERRUPTED_EXIT
     finally:
         steps.close()
     if args.out is not None:
-        write_results(report, args.out)
         print(f"vaultmind eval: wrote {len(report.results)} lines to {args.out}", file=sys.stderr, flush=True)
     figures = report.to_dict()
     if args.json:
@@ -108,6 +184,17 @@ def print_figures(figures: dict[str, Any]) -> None:
         f"vaultmind eval locomo — mode {figures['mode']}, {figures['n_questions']} questions "
         f"from {len(figures['samples'])} conversation{'' if len(figures['samples']) == 1 else 's'}, embeddings {figures['embeddings'] or 'none'}"
         + (f", NER first ({figures['ner_texts']} texts)" if figures["ner_texts"] is not None else "")
+        + f", gold evidence from {figures['evidence']}"
+        + (
+            f" ({figures['evidence_from_data_file']} questions from the data file)"
+            if figures["evidence_from_data_file"]
+            else ""
+        )
+        + (
+            f", {figures['dropped_evidence_ids']} evidence ids naming no turn dropped"
+            if figures["dropped_evidence_ids"]
+            else ""
+        )
         + (
             f", {figures['skipped_no_evidence']} skipped (no evidence)"
             if figures["skipped_no_evidence"]

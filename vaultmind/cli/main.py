@@ -107,9 +107,9 @@ def _run(handler: Handler, args: argparse.Namespace, debug: bool) -> int:
         if storage is None:
             raise
         return _failed(args, storage, debug)
-    if CtrlC.seen and handler is not cmd_watch:  # Ctrl-C that a library took for an error of its own
+    if CtrlC.seen and handler is not cmd_watch and code != 130:  # Ctrl-C a library took for an error
         return _interrupted(handler)  # (the command went on): still the interruption, not a finished run
-    return code
+    return code  # 130: the command said what its interruption kept (`eval`)
 
 
 @contextmanager

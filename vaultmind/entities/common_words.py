@@ -148,6 +148,6 @@ def person_shaped(surface: str) -> bool:
 
 def after_spoken_lead(text: str, start: int, end: int) -> int:
     """Where a hit of several words at `start`–`end` begins once a word of speech that leads it is
-    left out ("Glad Max", "Thanks, Nate"): `start` when none does."""
+    left out ("Glad Max", "Thanks, Emil"): `start` when none does."""
     lead = _LEADING_SPOKEN.match(text, start, end)
     return lead.end() if lead is not None and lead.group(1).lower() in SPOKEN_WORDS else start

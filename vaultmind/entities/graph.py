@@ -110,8 +110,8 @@ EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "›
 # a subject's first word before a noun, a name before "Template" in a heading, a quoted sentence read
 # as a work and a paragraph of Latin filler in English prose (`language.foreign_paragraphs`) are no names;
 # 15: a conversation's speakers are found by their first name read as any kind, a short form of it
-# ("Mel" for Melanie) and a greeting before it ("Congrats Joanna!"); a cheer read as an organization
-# ("Woohoo, thanks Nate!"), a person opening a sentence before a pronoun ("Glad you …") and a mail
+# ("Mel" for Melissa) and a greeting before it ("Congrats Jolene!"); a cheer read as an organization
+# ("Woohoo, thanks Emil!"), a person opening a sentence before a pronoun ("Glad you …") and a mail
 # server's name ("Microsoft SMTP Server") are no names (`speakers.py`, `acronyms.mail_program`); an
 # author writing from a mail system's mailbox ("Mail Delivery System <MAILER-DAEMON@…>") is no person;
 # 16: a one-word guess its note writes in lower case and never capitalises inside a sentence

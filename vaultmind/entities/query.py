@@ -34,7 +34,7 @@ def query_entities(
 
     Uses what ingest uses except its NER model (normalization, registry, regex), then looks the
     query's word n-grams up among the ids of known entities (`dana whitfield` →
-    `person:dana-whitfield`, `Jon` → `person:jon`). A surface matching entities of several
+    `person:dana-whitfield`, `Ned` → `person:ned`). A surface matching entities of several
     kinds yields each of them; an ambiguous registry name yields the id it was indexed under
     (its own surface), never one of the candidates. Read-only.
 
@@ -155,7 +155,7 @@ def _ngram_entities(
                 break
             part = tokens[i : i + n]
             if n == 1 and (part[0][0].isdigit() or len(part[0][0]) < (3 if text[part[0][1]].isupper() else 4)):
-                continue  # a short word names an entity only when written as a name ("Jon", not "jon")
+                continue  # a short word names an entity only when written as a name ("Ned", not "ned")
             if not all(_as_name(text, t, alone=n == 1) for t in {part[0], part[-1]} if t[0] in _STOPWORDS):
                 continue
             grams.setdefault(_slug_of(part), (i, i + n))

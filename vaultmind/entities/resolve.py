@@ -16,8 +16,8 @@ was indexed under. Order of work:
    as a person, an organization or a place: "Megan" beside "Megan One"); in a
    conversation, the other authors count as named ("Thanks Priya" to Priya Natarajan, who
    wrote another of its messages), and so do the short forms and greetings its speakers call
-   each other by ("Mel" for Melanie, "Congrats Joanna!"), while a cheer read as an organization
-   ("Woohoo, thanks Nate!") or a person opening a sentence before a pronoun ("Glad you made it!")
+   each other by ("Mel" for Melissa, "Congrats Jolene!"), while a cheer read as an organization
+   ("Woohoo, thanks Emil!") or a person opening a sentence before a pronoun ("Glad you made it!")
    is no entity (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
@@ -174,7 +174,7 @@ def _speakers(
     registry: Registry, author: str | None, author_id: str | None, companions: Sequence[str]
 ) -> dict[str, str]:
     """The people who write in the conversation (its author and the others), by the first word
-    of their name, one word or more ("Melanie", "Dana Whitfield"): normalized first name → id."""
+    of their name, one word or more ("Melissa", "Dana Whitfield"): normalized first name → id."""
     out: dict[str, str] = {}
     for name, ident in ((author, author_id), *((c, resolve_author(registry, c, [])) for c in companions)):
         if ident is not None and kind_of(ident) == "person" and (first := _first_name_of(name or "")):
@@ -211,8 +211,8 @@ def _same_person(text: str, span: Span, ident: str, people: dict[str, str], spea
     registry claims: "Helen Okafor" read as a place where she writes or is named as a person,
     "Priya" (even read as an organization or a place) beside "Priya Natarajan" — when exactly
     one person of the text has that first name; else the speaker of the conversation it names
-    (`speakers.py`): by her first name ("Caroline" read as a place where Caroline writes), a
-    short form of it ("Mel" for Melanie) or after a greeting ("Congrats Joanna!")."""
+    (`speakers.py`): by her first name ("Lucinda" read as a place where Lucinda writes), a
+    short form of it ("Mel" for Melissa) or after a greeting ("Congrats Jolene!")."""
     if span.source != "ner" or ident != make_id(span.kind, span.surface) or not (people or speakers):
         return ident
     key = name_key(span.surface)
@@ -230,7 +230,7 @@ def _same_person(text: str, span: Span, ident: str, people: dict[str, str], spea
 
 def _no_name(text: str, span: Span, ident: str) -> bool:
     """A one-word guess of the model no name claims that a message writes as a word: a cheer
-    read as an organization ("Woohoo, thanks Nate!"), a person opening a sentence before a
+    read as an organization ("Woohoo, thanks Emil!"), a person opening a sentence before a
     pronoun ("Glad you made it!"; `speakers.py`)."""
     if span.source != "ner" or ident != make_id(span.kind, span.surface) or " " in span.surface.strip():
         return False

@@ -1,17 +1,17 @@
 """How the speakers of a conversation write to each other, which the small NER models misread.
 
-A message calls the others by a short form of their name ("Mel" for Melanie, "Caro" for
-Caroline), opens with a greeting or a cheer before a name ("Congrats Joanna!", "Yep John, …",
-read as a person "Congrats Joanna"), and cheers with a capitalised word ("Woohoo, thanks Nate!",
+A message calls the others by a short form of their name ("Mel" for Melissa, "Luci" for
+Lucinda), opens with a greeting or a cheer before a name ("Congrats Jolene!", "Yep John, …",
+read as a person "Congrats Jolene"), and cheers with a capitalised word ("Woohoo, thanks Emil!",
 "Awesome!", read as an organization). Given the speakers of the conversation (its authors, by
 the first word of their name: `resolve.py`), a guess of the model is settled here:
 
 - `short_form`: a one-word guess that starts the first name of exactly one speaker, and is the
   first name of none, is that speaker (at least `SHORT_FORM_MIN_CHARS` letters); "Jo" where John
-  and Joanna both write stays "Jo";
+  and Jolene both write stays "Jo";
 - `addressed`: a guess of several words that opens a sentence, ends in a speaker's first name and
   is followed by a comma, a full stop, "!" or "?" (or ends the text) is that speaker called by a
-  greeting ("Bye Caroline!", "Yep John, we went"); "Elton John sang" stays Elton John;
+  greeting ("Bye Lucinda!", "Yep John, we went"); "Elton John sang" stays Elton John;
 - `exclamation`: an organization's one-word guess that opens a sentence ending in "!" and is
   followed by "!" or a comma ("Woohoo!", "Awesome, Mel!") is a cheer, no name. A speaker's own
   name there ("Maria, that's great!", read as an organization) is the speaker: that is settled first;
@@ -26,7 +26,7 @@ import re
 from typing import Final
 
 SHORT_FORM_MIN_CHARS: Final = 2
-"""The shortest short form of a speaker's first name read as that speaker ("Jo" for Joanna)."""
+"""The shortest short form of a speaker's first name read as that speaker ("Jo" for Jolene)."""
 
 _CLOSING: Final = "\"'”’)]*_"  # what may close a sentence after its full stop
 _AFTER_CALL: Final = re.compile(r"[ \t]*(?:[,.!?…]|\Z)")

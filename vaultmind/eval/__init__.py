@@ -1,6 +1,7 @@
 """Retrieval evaluations on real benchmark data, run by path (`vaultmind eval …`).
 
-`metrics` scores ranked items against gold turns and sessions; `locomo` runs the LoCoMo
+`metrics` scores ranked items against gold turns and sessions; `gold` reads and checks a
+LoCoMo file's samples, questions and gold evidence before any is ingested; `locomo` runs the
 benchmark end to end through the real ingest, index and read path (docs/eval.md).
 """
 

@@ -14,10 +14,10 @@ For each sample (one long two-person conversation) of a LoCoMo file:
 3. each hit turned into an item: its text, the turns whose FULL text the item contains, and
    the sessions it covers (see `hit_item`), then scored by `eval.metrics`.
 
-Gold evidence comes from a `qa_flat_dev.jsonl` next to the file (or `qa_path`), whose
-`evidence` lists are split and repaired; without it the sample's own `evidence` is used, split
-on separators and read leniently (`D:11:26` → `D11:26`). Evidence ids that name no turn of
-the conversation are dropped; a question left without evidence is skipped and counted.
+Every sample is read and checked before the first is ingested, and its gold evidence found
+(`eval.gold`: from a `qa_flat_dev.jsonl` next to the file, or `qa_path`, else the sample's own).
+`checkpoint` is given the report as each conversation's questions are done, so a caller can
+keep what was answered when a later one fails or the run is stopped.
 
 Modes: `walk` (the fused read path), `search` (`Memory.search`), and `bm25-baseline` — plain
 BM25 over message leaves only, with vaultmind's lexical module, the reference point the
@@ -29,48 +29,30 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from vaultmind.errors import UsageError
 from vaultmind.eval import DEFAULT_MODE, MODES
+from vaultmind.eval.gold import CATEGORIES, PreparedSample, Question, prepare_samples
 from vaultmind.eval.metrics import Item, budget_fit, fills_budget, score_question, summarize
 from vaultmind.index.lexical import bm25, terms
-from vaultmind.ingest.locomo import parse_session_time, read_locomo_file, sample_batches, session_of, sessions
+from vaultmind.ingest.locomo import read_locomo_file
 from vaultmind.memory import Memory
 from vaultmind.model import Progress
 from vaultmind.vault.atomic import write_atomic
 
-CATEGORIES: Mapping[int, str] = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
-QA_FILE = "qa_flat_dev.jsonl"
 MIN_ITEMS = 10  # items written per question at least
 FETCH_START = 50  # hits asked for first; doubled while they do not fill the token budget
 FETCH_MAX = 800
 
-_LOOSE_DIA_ID = re.compile(r"D:?\s*(\d+)\s*:\s*(\d+)")
-
 Retrieve = Callable[[Memory, str, int, datetime], list[dict[str, Any]]]
 ProgressLine = Callable[[str], None]
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    sample_id: str
-    qa_index: int
-    category: int
-    question: str
-    gold_turns: tuple[str, ...]
-    gold_sessions: tuple[int, ...]
-
-    @property
-    def qa_id(self) -> str:
-        return f"{self.sample_id}:{self.qa_index}"
 
 
 @dataclass(slots=True)
@@ -95,8 +77,12 @@ class EvalReport:
     mode: str
     results: list[QuestionResult] = field(default_factory=list)
     skipped_no_evidence: list[str] = field(default_factory=list)
-    samples: list[str] = field(default_factory=list)
-    embeddings: str | None = None
+    samples: list[str] = field(default_factory=list)  # the conversations done, in order
+    planned: int = 0  # the conversations the run asks about
+    evidence: str = ""  # the file the gold evidence was read from
+    evidence_from_data_file: int = 0  # questions the QA file does not list: their sample's own evidence
+    dropped_evidence_ids: int = 0  # evidence ids naming no turn of their conversation
+    embeddings: set[str] = field(default_factory=set)  # the models that embedded, over every sample
     ner_texts: int | None = None  # the texts NER read before the questions (`ner`), else None
     seconds: float = 0.0
 
@@ -113,7 +99,10 @@ class EvalReport:
             "per_category": per_category,
             "samples": list(self.samples),
             "skipped_no_evidence": len(self.skipped_no_evidence),
-            "embeddings": self.embeddings,
+            "evidence": self.evidence,
+            "evidence_from_data_file": self.evidence_from_data_file,
+            "dropped_evidence_ids": self.dropped_evidence_ids,
+            "embeddings": ", ".join(sorted(self.embeddings)) or None,
             "ner_texts": self.ner_texts,
             "seconds": round(self.seconds, 1),
         }
@@ -123,119 +112,24 @@ def _summary(rows: Sequence[QuestionResult]) -> dict[str, Any]:
     return summarize([r.scores for r in rows], [r.latency_ms for r in rows])
 
 
-# --- questions and gold evidence -----------------------------------------------------------------
-
-
-def load_qa_file(path: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """The records of a flat QA file (JSON lines with sample_id, qa_index, question, evidence)."""
-    file = Path(path)
-    try:
-        lines = file.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise UsageError("no such QA file", path=file, hint="pass a JSON-lines file of questions") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read the QA file: {exc}", path=file) from exc
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-            key = (str(record["sample_id"]), int(record["qa_index"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-            raise UsageError(
-                f"line {number}: not a QA record ({exc})",
-                path=file,
-                hint="each line is an object with sample_id, qa_index, question and evidence",
-            ) from None
-        out[key] = record
-    return out
-
-
-def sample_questions(
-    sample: Mapping[str, Any], flat: Mapping[tuple[str, int], Mapping[str, Any]], *, qa_source: str
-) -> tuple[list[Question], list[str]]:
-    """The sample's questions of categories 1–4 with their gold turns and sessions, and the
-    ids of those skipped for lack of evidence naming a turn of the conversation."""
-    sample_id = str(sample["sample_id"]).strip()
-    turn_ids = {
-        str(turn.get("dia_id", "")).strip()
-        for _, turns in sessions(sample["conversation"], path=qa_source, where=f"sample {sample_id}")
-        for turn in turns
-        if isinstance(turn, dict)
-    }
-    questions: list[Question] = []
-    skipped: list[str] = []
-    for qa_index, qa in enumerate(sample.get("qa") or []):
-        if not isinstance(qa, dict):
-            continue
-        try:
-            category = int(qa.get("category", 0))
-        except (TypeError, ValueError):
-            continue
-        if category not in CATEGORIES:
-            continue
-        text = str(qa.get("question", "")).strip()
-        record = flat.get((sample_id, qa_index))
-        if record is not None:
-            if str(record.get("question", "")).strip() != text:
-                raise UsageError(
-                    f"question {sample_id}:{qa_index} differs from the data file's",
-                    path=qa_source,
-                    hint="pass the QA file that belongs to this data file with --qa",
-                )
-            evidence = _evidence_ids(record.get("evidence"))
-        else:
-            evidence = _evidence_ids(qa.get("evidence"))
-        gold = tuple(dict.fromkeys(e for e in evidence if e in turn_ids))
-        if not gold:
-            skipped.append(f"{sample_id}:{qa_index}")
-            continue
-        gold_sessions = tuple(sorted({s for s in (session_of(t) for t in gold) if s is not None}))
-        questions.append(Question(sample_id, qa_index, category, text, gold, gold_sessions))
-    return questions, skipped
-
-
-def _evidence_ids(raw: Any) -> list[str]:
-    entries = raw if isinstance(raw, list) else [raw] if isinstance(raw, str) else []
-    out: list[str] = []
-    for entry in entries:
-        out.extend(f"D{m.group(1)}:{m.group(2)}" for m in _LOOSE_DIA_ID.finditer(str(entry)))
-    return out
-
-
-def reference_time(sample: Mapping[str, Any], *, path: str | Path) -> datetime:
-    """The time of the conversation's last message (the adapter's session time + 1 s per turn)."""
-    sample_id = str(sample["sample_id"]).strip()
-    conversation = sample["conversation"]
-    latest: datetime | None = None
-    for number, turns in sessions(conversation, path=path, where=f"sample {sample_id}"):
-        raw = conversation.get(f"session_{number}_date_time")
-        if not turns or not isinstance(raw, str):
-            continue
-        last = parse_session_time(raw) + timedelta(seconds=len(turns) - 1)
-        latest = last if latest is None or last > latest else latest
-    if latest is None:
-        raise UsageError(f"sample {sample_id} has no dated session", path=path)
-    return latest
-
-
 # --- hits → items ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class TurnLookup:
-    """The conversation's message leaves: leaf id → message id, message id → its text (spaces folded)."""
+    """The conversation's message leaves: leaf id → message id, message id → its text (spaces
+    folded); and each turn's session, the number of the session list that holds it."""
 
     leaf_message: dict[str, str]
     turn_text: dict[str, str]
+    turn_session: Mapping[str, int]
 
     @classmethod
-    def from_memory(cls, memory: Memory) -> TurnLookup:
+    def from_memory(cls, memory: Memory, turn_session: Mapping[str, int]) -> TurnLookup:
         rows = memory.index.query(
             "SELECT id, message_id, text FROM leaves WHERE kind = 'message' AND message_id IS NOT NULL ORDER BY id"
         )
-        return cls({r[0]: r[1] for r in rows}, {r[1]: _fold(r[2]) for r in rows})
+        return cls({r[0]: r[1] for r in rows}, {r[1]: _fold(r[2]) for r in rows}, turn_session)
 
 
 def _fold(text: str) -> str:
@@ -271,7 +165,7 @@ def hit_item(hit: Mapping[str, Any], lookup: TurnLookup) -> Item:
     known = [t for t in dict.fromkeys(claimed) if t in lookup.turn_text]
     flat = _fold(text)
     contained = tuple(t for t in known if lookup.turn_text[t] in flat)
-    covered = tuple(sorted({s for s in (session_of(t) for t in known) if s is not None}))
+    covered = tuple(sorted({lookup.turn_session[t] for t in known if t in lookup.turn_session}))
     return Item(text=text, dia_ids=contained, sessions=covered)
 
 
@@ -337,70 +231,92 @@ def run_locomo(
     ner: bool = False,
     progress: ProgressLine | None = None,
     steps: Progress | None = None,
+    checkpoint: Callable[[EvalReport], None] | None = None,
 ) -> EvalReport:
     """Ingest, index and question every sample of a LoCoMo file (see the module docstring).
     `ner`: each conversation's NER and entity notes (`Memory.enrich`) done before its questions.
     `progress` is told a line as each conversation starts and ends, `steps` the phases of
-    its indexing (as a sync tells them)."""
-    from vaultmind.config import load_config
-    from vaultmind.ingest.writer import write_batches
-    from vaultmind.vault.template import init_vault
-
+    its indexing (as a sync tells them); `checkpoint` is given the report once every sample is
+    checked and again after each conversation's questions."""
     mode = mode or DEFAULT_MODE
     if mode not in RETRIEVERS:
         raise UsageError(f"unknown mode {mode!r}", hint="choose one of: " + ", ".join(MODES))
     if limit_samples is not None and limit_samples < 1:
         raise UsageError("--limit-samples must be at least 1")
-    say = progress or (lambda line: None)
     data_path = Path(path)
     samples = read_locomo_file(data_path)[:limit_samples]
-    qa_file = Path(qa_path) if qa_path is not None else data_path.with_name(QA_FILE)
-    flat = load_qa_file(qa_file) if qa_path is not None or qa_file.is_file() else {}
-    qa_source = str(qa_file) if flat else str(data_path)
-    report = EvalReport(mode=mode, ner_texts=0 if ner else None)
-    retrieve = RETRIEVERS[mode]
+    prepared, evidence = prepare_samples(
+        samples, data_path=data_path, qa_path=Path(qa_path) if qa_path is not None else None
+    )
+    report = EvalReport(mode=mode, planned=len(prepared), evidence=evidence, ner_texts=0 if ner else None)
+    keep = checkpoint or (lambda report: None)
+    keep(report)
+    say = progress or (lambda line: None)
     started = time.monotonic()
-    for number, sample in enumerate(samples, start=1):
-        sample_id = str(sample["sample_id"]).strip()
-        questions, skipped = sample_questions(sample, flat, qa_source=qa_source)
-        report.skipped_no_evidence.extend(skipped)
-        report.samples.append(sample_id)
-        now = reference_time(sample, path=data_path)
-        batches = sample_batches(sample, path=data_path)
-        with tempfile.TemporaryDirectory(prefix="vaultmind-eval-") as tmp:
-            t0 = time.monotonic()
-            say(f"{sample_id} ({number}/{len(samples)}): indexing {len(batches)} sessions")
-            vault = Path(tmp) / "vault"
-            init_vault(vault)
-            write_batches(vault, batches)
-            config = load_config(vault, embed_provider=embed_provider)
-            with Memory.open(config, progress=steps) as memory:
-                memory.sync()
-                if ner:  # what a daemon's background work gives a conversation once it has run
-                    report.ner_texts = (report.ner_texts or 0) + int(memory.enrich()["ner_texts"])
-                memory.warm()  # as a daemon does before it serves: no question pays for loading
-                report.embeddings = memory.embedder.model_id if memory.embedder else None
-                lookup = TurnLookup.from_memory(memory)
-                turns = sum(len(b.messages) for b in batches)
-                say(
-                    f"{sample_id} ({number}/{len(samples)}): {len(batches)} sessions, {turns} turns "
-                    f"({len(lookup.turn_text)} indexed) in {time.monotonic() - t0:.1f} s; "
-                    f"asking {len(questions)} questions ({mode})"
-                )
-                t1 = time.monotonic()
-                for question in questions:
-                    items, latency = ask(memory, retrieve, question.question, now, lookup)
-                    scores = score_question(items, question.gold_turns, question.gold_sessions)
-                    report.results.append(QuestionResult(question, items, latency, scores))
-                done = report.results[-len(questions) :] if questions else []
-                if done:
-                    summary = _summary(done)
-                    say(
-                        f"{sample_id}: answered in {time.monotonic() - t1:.1f} s — "
-                        + ", ".join(f"{k} {summary[k]:.3f}" for k in ("S@5", "S-MRR", "T-R@5", "T-B1k"))
-                    )
+    for number, sample in enumerate(prepared, start=1):
+        answered = _run_sample(sample, f"{number}/{len(prepared)}", report, embed_provider, ner, say, steps)
+        keep(report)  # before the line that says it is done: what that line reports is kept
+        if answered:
+            say(answered)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _run_sample(
+    sample: PreparedSample,
+    position: str,
+    report: EvalReport,
+    embed_provider: str | None,
+    ner: bool,
+    say: ProgressLine,
+    steps: Progress | None,
+) -> str:
+    """One conversation: a temporary vault, its indexing, its questions; its results added to
+    `report`. Returns the line that tells its figures (empty when it had no questions)."""
+    from vaultmind.config import load_config
+    from vaultmind.ingest.writer import write_batches
+    from vaultmind.vault.template import init_vault
+
+    sample_id, batches, questions = sample.sample_id, sample.batches, sample.questions.questions
+    with tempfile.TemporaryDirectory(prefix="vaultmind-eval-") as tmp:
+        t0 = time.monotonic()
+        say(f"{sample_id} ({position}): indexing {len(batches)} sessions")
+        vault = Path(tmp) / "vault"
+        init_vault(vault)
+        write_batches(vault, batches)
+        config = load_config(vault, embed_provider=embed_provider)
+        with Memory.open(config, progress=steps) as memory:
+            memory.sync()
+            if ner:  # what a daemon's background work gives a conversation once it has run
+                report.ner_texts = (report.ner_texts or 0) + int(memory.enrich()["ner_texts"])
+            memory.warm()  # as a daemon does before it serves: no question pays for loading
+            if memory.embedder is not None:
+                report.embeddings.add(memory.embedder.model_id)
+            lookup = TurnLookup.from_memory(memory, sample.turn_sessions)
+            turns = sum(len(b.messages) for b in batches)
+            say(
+                f"{sample_id} ({position}): {len(batches)} sessions, {turns} turns "
+                f"({len(lookup.turn_text)} indexed) in {time.monotonic() - t0:.1f} s; "
+                f"asking {len(questions)} questions ({report.mode})"
+            )
+            t1 = time.monotonic()
+            retrieve = RETRIEVERS[report.mode]
+            done: list[QuestionResult] = []
+            for question in questions:
+                items, latency = ask(memory, retrieve, question.question, sample.now, lookup)
+                scores = score_question(items, question.gold_turns, question.gold_sessions)
+                done.append(QuestionResult(question, items, latency, scores))
+    report.results.extend(done)
+    report.samples.append(sample_id)
+    report.skipped_no_evidence.extend(sample.questions.skipped)
+    report.dropped_evidence_ids += sample.questions.dropped_evidence_ids
+    report.evidence_from_data_file += sample.questions.from_data_file
+    if not done:
+        return ""
+    summary = _summary(done)
+    return f"{sample_id}: answered in {time.monotonic() - t1:.1f} s — " + ", ".join(
+        f"{k} {summary[k]:.3f}" for k in ("S@5", "S-MRR", "T-R@5", "T-B1k")
+    )
 
 
 def write_results(report: EvalReport, out: str | Path) -> None:

@@ -42,7 +42,7 @@ STOP_WORDS = frozenset(
 
 _STEMMER = Stemmer.Stemmer("english")
 
-# Irregular past forms of common verbs, to their base form, so "When did Nate win…" meets "I
+# Irregular past forms of common verbs, to their base form, so "When did Emil win…" meets "I
 # won…" as the stemmer makes "camped" meet "camp". Forms that are as often another word are
 # left out ("saw", "left", "found", "felt", "rose", "fed", "lay", "read", "shot", "wound").
 IRREGULAR = {

@@ -3,9 +3,9 @@
 A LoCoMo file (Maharana et al., 2024) is a JSON list of samples, or one sample object:
 
     {"sample_id": "conv-26",
-     "conversation": {"speaker_a": "Caroline", "speaker_b": "Melanie",
+     "conversation": {"speaker_a": "Lucinda", "speaker_b": "Melissa",
                       "session_1_date_time": "1:56 pm on 8 May, 2023",
-                      "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "…",
+                      "session_1": [{"speaker": "Lucinda", "dia_id": "D1:1", "text": "…",
                                      "img_url": ["…"], "blip_caption": "a photo of …"}, …],
                       …},
      "qa": […], …}
@@ -79,7 +79,24 @@ def read_locomo_file(path: str | Path) -> list[dict[str, Any]]:
             )
         if not isinstance(sample.get("sample_id"), str | int) or str(sample["sample_id"]).strip() == "":
             raise IngestError(f"sample {i} has no 'sample_id'", path=file)
+    _check_sample_ids(samples, path=file)
     return samples
+
+
+def _check_sample_ids(samples: list[dict[str, Any]], *, path: Path) -> None:
+    """Refuse a repeated sample_id: it names the source (`locomo:<sample_id>`) and the eval's
+    results (`<sample_id>:<qa_index>`), so two samples of one id would write over each other's
+    notes and share each other's answers."""
+    first: dict[str, int] = {}
+    for i, sample in enumerate(samples):
+        sample_id = str(sample["sample_id"]).strip()
+        if sample_id in first:
+            raise IngestError(
+                f"samples {first[sample_id]} and {i} have the same sample_id {sample_id!r}",
+                path=path,
+                hint="give every sample its own sample_id",
+            )
+        first[sample_id] = i
 
 
 def sample_batches(sample: Mapping[str, Any], *, path: str | Path) -> list[SourceBatch]:

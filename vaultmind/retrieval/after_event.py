@@ -10,7 +10,7 @@ after it), and what the speaker said before it is outside the window, as before 
 asks what she said of that time, whenever), and the event be no pronoun or fixed phrase
 ("after that", "after all"): without a window, the event's words are searched as any.
 
-Only for a question that asks for a speaker's words: "how did Caroline feel after the
+Only for a question that asks for a speaker's words: "how did Lucinda feel after the
 accident?" asks of the event's consequence, which is told with the event as often as after it.
 """
 

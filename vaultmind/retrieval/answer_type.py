@@ -280,7 +280,7 @@ def names_person(text: str, people: frozenset[str]) -> bool:
 def names_title(text: str, people: frozenset[str]) -> bool:
     """Whether `text` names a title: a quoted one, or a capitalised word inside a sentence that
     is no word of a name of the memory's people (`people`, lower case) nor of a time ("Thanks,
-    Mel! Here's a pic from last Friday" names none: in a chat, most messages name the other)."""
+    Mel! A photo of the lake from last Friday" names none: in a chat, most messages name the other)."""
     if _QUOTED.search(text) is not None:
         return True
     return any((word := found.group(0).lower()) not in people and word not in _TIME_WORD_SET for found in _proper_words(text))

@@ -3,14 +3,14 @@ whether a message only asks, or ends asking.
 
 A message asks its listener for something with a question ("What books do you enjoy?") or with
 a first-person wish to be told or advised that ends in a period or an exclamation mark ("I'm
-always up for some new book recommendations.", "I could use some tips!", "I'd love to hear
+always open to some new book recommendations.", "I could use some tips!", "I'd love to hear
 about it!"), the wish being the sentence's main clause: it opens the sentence or a clause of
 it, and no clause after it tells something done ("I'd love to hear more about pottery, so I
 booked a class" tells). Either holds the words of what it asks about and tells nothing of them:
 `asking` reads both as asking. A wish to see something counts when it is of the
 listener's ("I'd love to see the shots you got"), not a wish of one's own ("I'd love to see
 Japan someday"); advice one means to get elsewhere ("I need to get some advice from my
-coach") is no request. An imperative closing ("Let me know what you think!") is not read as
+coach") is no request. An imperative closing ("Tell me how you like it!") is not read as
 a request: it follows what the message tells.
 
 A message that only asks ("What pet do you have?") holds no answer at all, whatever the
@@ -116,6 +116,6 @@ def _asked_and_stated(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def _says_something(sentence: str) -> bool:
-    """Four words or more ("Long time." and "Hey Caroline!" do not count); CJK text, written
+    """Four words or more ("Long time." and "Hey Lucinda!" do not count); CJK text, written
     without spaces, from six characters."""
     return len(sentence.split()) >= 4 or (_CJK.search(sentence) is not None and len(sentence) >= 6)

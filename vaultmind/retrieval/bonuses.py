@@ -4,14 +4,14 @@ best-matching note, and the messages scaled down for only asking or for telling 
 author's own life (where they stand in the formula: docs/ranking.md):
 
    phrase = the share of the question's adjacent pairs of content terms (in order, stop words
-            skipped: "win fourth video game tournament" has four) that the leaf also holds
+            skipped: "win fourth table tennis tournament" has four) that the leaf also holds
             adjacent — or, for `PHRASE_GAP_CREDIT` of a pair, with one term between ("move the
             public launch" for "move the launch") — among the `ASKING_TOP` strongest leaves
             that match the question's words (lex > 0; the others are not tokenized),
             added as `PHRASE_WEIGHT` · phrase · time_factor: of the messages that share a
-            question's words, the one that says them together ("I won my fourth video game
+            question's words, the one that says them together ("I won my fourth table tennis
             tournament") is the one it asks about, not the one that has them apart ("my first
-            video game tournament … I won").
+            table tennis tournament … I won").
    other_author: a question about an author of the memory ("when did John run a 5K?"), not
             for their words: of the `ASKING_TOP` strongest leaves, a message by someone else
             that names none of the question's entities and speaks in the first person ("Last
@@ -21,12 +21,12 @@ author's own life (where they stand in the formula: docs/ranking.md):
             before his answer).
    to_listener = `TO_LISTENER` for a message of the `ASKING_TOP` strongest by the one author
             a question names (not for their words) that holds its terms only in sentences
-            written to its listener and says nothing in the first person ("Glad you've found
-            that strong bond. Having friends you can rely on…" for "where has Maria made
+            written to its listener and says nothing in the first person ("Glad you've got
+            that close tie back. Friends you can count on…" for "where has Maria made
             friends?": John's friend; `retrieval/listener.py`); else 1.
    of_self = `OF_SELF` for a message of the `ASKING_TOP` strongest by the speaker of a question
-            that asks for their words about another author's thing ("what did Jon say about
-            Gina's store?") that holds its terms only in sentences that speak in the first
+            that asks for their words about another author's thing ("what did Arne say about
+            Wilma's store?") that holds its terms only in sentences that speak in the first
             person and not to the listener ("I keep my store notes on a whiteboard": his own;
             `listener.tells_of_self`); else 1.
    asking = `ASKING_ONLY` for a message that only asks ("What pet do you have?"), or that holds
@@ -44,8 +44,8 @@ author's own life (where they stand in the formula: docs/ranking.md):
             sync": `negation.puts_off`, the answer); else 1 (`breakdown.negated`).
    other_occasion = `OTHER_OCCASION` for one of the `ASKING_TOP` strongest leaves about another
             occasion than the question's (`retrieval/occasion.py`): another ordinal before a
-            word the question's goes with ("I won my first video game tournament" for "when did
-            Nate win his fourth video game tournament?"), or, for "when did…?" asked of no plan,
+            word the question's goes with ("I won my first table tennis tournament" for "when did
+            Emil win his fourth table tennis tournament?"), or, for "when did…?" asked of no plan,
             only what someone means to do in every sentence holding the question's words
             ("We're thinking about going camping"); else 1 (`breakdown.other_occasion`).
    heading: a section of a document or of a note of yours whose headings (its note's title,
@@ -187,10 +187,10 @@ def scale_other_occasion(
 ) -> set[str]:
     """Scales down by `OTHER_OCCASION` the leaves of `texts` (the strongest) that tell of another
     occasion than the question's (`retrieval/occasion.py`): another ordinal before the words the
-    question's goes with ("my first video game tournament" for "when did Nate win his fourth
-    video game tournament?"), or, for a question of when something was done (`past_event`) and
+    question's goes with ("my first table tennis tournament" for "when did Emil win his fourth
+    table tennis tournament?"), or, for a question of when something was done (`past_event`) and
     of no plan, only what someone means to do in every sentence holding the question's words
-    ("We're thinking about going camping" for "when did Melanie go camping?"). Returns them."""
+    ("We're thinking about going camping" for "when did Melissa go camping?"). Returns them."""
     asked = ordinals(question)
     intended = past_event and not asks_of_intent(question)
     if not asked and not intended:
@@ -217,7 +217,7 @@ def other_authors(
     signals 0) and speak in the first person ("Last weekend I ran a 5K"): someone telling of
     their own life. Each keeps `OTHER_AUTHOR` of its own match (`own`: base × length factor,
     times its time factor); the context it earned stays. One that names them only by a name
-    common in its conversation ("Thanks, Mel! My family…" in Melanie's chat; `naming`, per row,
+    common in its conversation ("Thanks, Mel! My family…" in Melissa's chat; `naming`, per row,
     the strongest weight of a query entity it names: `retrieval/name_weight.py`) is scaled by
     the share the name leaves unweighed, 1 − its weight. Returns them."""
     found: set[str] = set()
@@ -242,8 +242,8 @@ def scale_to_listener(
 ) -> set[str]:
     """Of `texts` (the strongest leaves; the question names one author of the memory), the
     messages by that author that tell of the person they are written to
-    (`listener.tells_of_listener`: "Glad you've found that same strong bond. Having friends you
-    can rely on…" for "where has Maria made friends?") keep `TO_LISTENER` of their score, as
+    (`listener.tells_of_listener`: "Glad you've got that same close tie back. Friends you can
+    count on…" for "where has Maria made friends?") keep `TO_LISTENER` of their score, as
     one that only asks does (those are scaled already). Returns them."""
     found = {
         leaf_id
@@ -262,10 +262,10 @@ def scale_of_self(
     possessors: Sequence[frozenset[str]],
 ) -> set[str]:
     """Of `texts` (the strongest leaves; the question asks for a speaker's words about another
-    person it names: "what did Jon say about Gina's store?"), the speaker's messages (`speaking`)
+    person it names: "what did Arne say about Wilma's store?"), the speaker's messages (`speaking`)
     that hold the question's words only where they tell of themselves, not of the `possessors`
-    (the terms of each one's names; `listener.tells_of_self`: "I color-code achievements so I
-    can easily track my progress", not "I love Gina's new store") keep `OF_SELF` of their
+    (the terms of each one's names; `listener.tells_of_self`: "I mark each milestone in
+    green so I can follow my progress", not "I love Wilma's new store") keep `OF_SELF` of their
     score, as one that only asks does (those are scaled already). Returns them."""
     found = {
         leaf_id
@@ -346,7 +346,7 @@ def answer_holds(
     "Standup is at 9:30". "How many sailors are in the usability tests?" asks for a count of
     sailors ("5 sailors") only where a leaf of `texts` writes one beside another of the
     question's words ("usability tests with 5 sailors", not "I would get two turtles" for "how
-    many turtles does Nate have?", which says nothing else the question asks of): `counts`;
+    many turtles does Emil have?", which says nothing else the question asks of): `counts`;
     otherwise any number answers it."""
     holds = answer_test(question, kind, content_terms, people)
     thing = counted_thing(question) if kind == "quantity" and not asks_narrowly(question) else None

@@ -25,11 +25,11 @@ _ASKS_CHANGE = re.compile(
     rf"^\W*(?:did|does|do|has|have|had|will|would|is|was|are|were)\s+(?P<subject>[^?]*?)\s*\b(?P<verb>{_CHANGE_VERBS})\b(?P<rest>[^?]*)",
     re.IGNORECASE,
 )
-# a word no subject holds, that starts a clause or a phrase of its own: "did Caroline go to the
+# a word no subject holds, that starts a clause or a phrase of its own: "did Lucinda go to the
 # gym after she moved…?" asks of the gym, its change verb is another clause's
 _CLAUSE = frozenset("after before when while because since if until to with at in on for into from by than and or but who which".split())
 # what a change verb is done to, when it has an object: "has Dana increased the budget?" (the
-# budget changes, not Dana); "did Melanie go up the mountain?" goes somewhere, changes nothing
+# budget changes, not Dana); "did Melissa go up the mountain?" goes somewhere, changes nothing
 _OBJECT = re.compile(r"^\s*(?:the|a|an|my|our|your|his|her|their|its|this|these|those)\b[^?,;.!]*", re.IGNORECASE)
 _MOVES_ONLY = re.compile(r"^(?:go|went)\b", re.IGNORECASE)  # "go up", "went down": no object of change
 # a change, or none, said: "changes", "moved", "stays", "unchanged", "the same", "still"

@@ -9,7 +9,7 @@ at most `COUNT_REACH` words after it with no preposition or article between, the
 words ("9 working days", "40 beta testers"; not "version 1.1 for sailors"). A count of people ("how many people…?", "how many guests…?") is `answer_type`'s.
 
 Only where the memory writes such a count among the strongest leaves (`bonuses.answer_holds`):
-"how many times did Melanie go camping?" of a memory that says "twice" is answered by any number.
+"how many times did Melissa go camping?" of a memory that says "twice" is answered by any number.
 """
 
 from __future__ import annotations

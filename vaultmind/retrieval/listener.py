@@ -2,23 +2,23 @@
 
 A question about one author of the memory ("where has Maria made friends?") is answered by
 what that author tells of their own life. In a conversation, an author also writes of the
-other person's: "Glad you've found that same strong bond. Having friends you can rely on makes
-a huge difference." holds the question's word, but in a sentence written to John, and tells
+other person's: "Glad you've got that same close tie back. Friends you can count on change
+everything." holds the question's word, but in a sentence written to John, and tells
 nothing of Maria's friends. Such a message (`tells_of_listener`) is scaled down in `walk`
 (`bonuses.scale_to_listener`). A sentence is written to the listener when it says "your" or
-"you" other than after a preposition ("happy to share them with you" tells of the author's
+"you" other than after a preposition ("glad to pass them on to you" tells of the author's
 act) and other than in a condition ("worth a read if you like fantasy": anyone), and says
 nothing in the first person ("I", "my", "we", "our"…: then it tells of the author too). A
 message that says anything in the first person is left as it is: its author tells of their
-own life somewhere in it ("Sorry about your job, Jon! I also lost mine").
+own life somewhere in it ("Sorry about your job, Arne! I also lost mine").
 
-The mirror: a question that asks for a speaker's words about another's thing ("what did Jon say
-about Gina's store?") is answered by what the speaker writes to or of Gina ("You found the
+The mirror: a question that asks for a speaker's words about another's thing ("what did Arne say
+about Wilma's store?") is answered by what the speaker writes to or of Wilma ("You found the
 perfect spot for your store"), not by a message that holds the question's words only in
 sentences that speak in the first person and not to the listener (`tells_of_self`: "I keep my
-store notes on a whiteboard", his own; `bonuses.scale_of_self`). A sentence that names Gina, or
+store notes on a whiteboard", his own; `bonuses.scale_of_self`). A sentence that names Wilma, or
 speaks of her as "she", "her"… when she is the one person asked about, is of her, not of self:
-"I love Gina's new store", "I told her the store looks amazing".
+"I love Wilma's new store", "I told her the store looks amazing".
 """
 
 from __future__ import annotations
@@ -86,8 +86,8 @@ def tells_of_self(text: str, query_terms: frozenset[str], possessors: Sequence[f
     """Whether `text` holds terms of `query_terms`, all of them in sentences that speak in the
     first person, not to the listener, and not of the `possessors` (the terms of each name of
     the people whose thing is asked about): by a name, or by "she", "his", "their"… when they
-    are one. It tells of its author ("I color-code achievements so I can easily track my
-    progress"), not of the person it is written to, nor of the one asked about ("I love Gina's
+    are one. It tells of its author ("I mark each milestone in green so I can
+    follow my progress"), not of the person it is written to, nor of the one asked about ("I love Wilma's
     new store")."""
     names = frozenset().union(*possessors)
     one = len(possessors) == 1

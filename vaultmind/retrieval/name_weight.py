@@ -4,7 +4,7 @@ folder of its note — a chat's days, an email thread's notes; where a folder ho
 conversation, ChatGPT's or an agent's sessions, all of them together).
 
 In a two-person chat each speaker's name is in most messages: written by them, or calling them
-("Thanks, Mel!", which NER reads as a mention of Melanie). A mention of such a name says little
+("Thanks, Mel!", which NER reads as a mention of Melissa). A mention of such a name says little
 about what a message is about, while a third person named twice says much. So a query entity
 occurring in a message it did not write counts `distinctiveness` of its share of the
 conversation's messages — in the entity signal, hop tightening (the pair bonus) and the

@@ -2,18 +2,18 @@
 leaves (`bonuses.scale_other_occasion`). A message can share a question's words and still be
 about another occasion than the one asked for:
 
-- another of its kind, named by its ordinal: "When did Nate win his fourth video game
-  tournament?" is not answered by "I won my first video game tournament last week", whose
+- another of its kind, named by its ordinal: "When did Emil win his fourth video game
+  tournament?" is not answered by "I won my first table tennis tournament last week", whose
   ordinal ("first") names another than the question's ("fourth") before a word the question's
   ordinal goes with ("video"). "Shown on the big screen for the first time" names no other
   script: "time" is no word the question's ordinal goes with. Ordinals written as words only:
   "8th" is more often a day of a month than the eighth of anything.
-- one still to come: "When did Melanie go camping?" (asked in the past tense, of no plan) is not
+- one still to come: "When did Melissa go camping?" (asked in the past tense, of no plan) is not
   answered by "We're thinking about going camping in the forest", where every sentence that
   holds a word of the question says only what someone means to do, with an intention
   construction ("thinking about going", "planning to", "going to go" but not "going to the
   lake", "next week" but not "next to") and no account of something done ("we went", "last
-  weekend"). "When did Joanna plan on going to Nate's?" asks about the plan, and
+  weekend"). "When did Jolene plan on going to Emil's?" asks about the plan, and
   the message that makes it answers it.
 """
 
@@ -29,7 +29,7 @@ from vaultmind.retrieval.accounts import TIME_WORD, tells_done
 from vaultmind.retrieval.asking import message_sentences
 
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-ORDINAL_REACH = 3  # words after an ordinal that it may go with ("fourth video game tournament")
+ORDINAL_REACH = 3  # words after an ordinal that it may go with ("fourth table tennis tournament")
 
 _ORDINAL = re.compile(rf"\b({'|'.join(ORDINALS)})\b((?:\W+\w+){{1,{ORDINAL_REACH}}})", re.I)
 # saying what someone means to do, not what was done: an intention construction ("thinking about
@@ -64,8 +64,7 @@ def ordinals(text: str) -> Ordinals:
 
 def names_other_ordinal(text: str, asked: Ordinals) -> bool:
     """Whether `text` names another ordinal than the question's (`asked`, its `ordinals`) before
-    a word the question's goes with, and never the question's own: "my first video game
-    tournament" for "his fourth video game tournament"."""
+    a word the question's goes with, and never the question's own: "my first table tennis tournament" for "his fourth table tennis tournament"."""
     said = ordinals(text)
     if not said or not asked.keys().isdisjoint(said):
         return False

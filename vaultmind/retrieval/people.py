@@ -120,7 +120,7 @@ def as_named(word: str, fixed: dict[str, str]) -> str:
 
 
 def author_terms(memory: MemoryView) -> frozenset[str]:
-    """The terms of every author's name in the memory (`Nate Smith` → nate, smith), from the
+    """The terms of every author's name in the memory (`Emil Smith` → emil, smith), from the
     resident leaves (kept in step with every save)."""
     return _author_terms(memory.leaves.authors())
 
@@ -173,8 +173,8 @@ def speaker_codes(
 
 def spoken_of(question: str, qents: Sequence[tuple[str, str]], named: dict[str, str], speakers: set[str]) -> set[str]:
     """The entities of the authors whose thing the question asks a speaker's words about ("what
-    did Jon say about Gina's store?": Gina): named, written in the possessive, and no speaker
-    — none when a speaker's own thing is asked of too ("what did Jon say about Jon's store?")."""
+    did Arne say about Wilma's store?": Wilma): named, written in the possessive, and no speaker
+    — none when a speaker's own thing is asked of too ("what did Arne say about Arne's store?")."""
     owners = possessors(question, qents)
     voices = {named[author] for author in speaker_names(list(named), speakers, named, qents)}
     return set() if owners & voices else {e for e in named.values() if e in owners and e not in voices}
@@ -266,7 +266,7 @@ def _written_as_names(memory: MemoryView, asked: frozenset[str]) -> frozenset[st
 
 def without_words(text: str, drop: set[str] | frozenset[str]) -> str:
     """`text` without the words whose terms all fall in `drop` (possessives included:
-    "Nate's" goes with "nate"); the text itself when nothing else would be left."""
+    "Emil's" goes with "emil"); the text itself when nothing else would be left."""
 
     def keep(match: re.Match[str]) -> str:
         word_terms = name_terms(re.sub(r"['’]s$", "", match.group(0)))

@@ -161,7 +161,7 @@ def read_question(
     if evented:
         window = event_window(question, ask)
     verbs |= own
-    hedged = hedges(question)  # "would Caroline likely…?": how sure, not what (read as "like")
+    hedged = hedges(question)  # "would Lucinda likely…?": how sure, not what (read as "like")
     vague = vague_times(question)  # "…attend recently?": when, to the asker; a message's "recently" is of its own day
     vague = vague if any(t not in vague and t not in ASKING_WORDS for t in content_terms) else set()  # "what happened lately?" keeps it
     if any(t not in hedged and t not in vague for t in content_terms):

@@ -11,8 +11,8 @@ When the question asks for nothing else ("what did Mei say apart from the garden
 any of them; "what happened on 7 March besides the launch sync?"), the thing is what it leaves
 out: its words and the marker's are not searched, its name is no entity or author the question
 asks about, and the leaves that hold a word of it are scaled by `SET_ASIDE`
-(`breakdown.set_aside`). When the question has other words to search ("what sports does John
-like besides basketball?", "which language does Tim know besides German?"), it is read as if it
+(`breakdown.set_aside`). When the question has other words to search ("what sports does Ravi
+like besides tennis?", "which language does Ravi know besides German?"), it is read as if it
 set nothing aside: the message that answers often names the thing beside the answer ("I know a
 bit of German myself, and Spanish").
 """

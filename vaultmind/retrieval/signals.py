@@ -35,7 +35,7 @@ where these stand in it, is docs/ranking.md):
             a document or note counts thrice (a document says a thing in one section, a
             conversation over several messages)
    note_dense = the same over the note's best three dense scores
-   author = 1 when the leaf's author is named in the question ("what did Nate say…"), by a
+   author = 1 when the leaf's author is named in the question ("what did Emil say…"), by a
             word of their name or by an alias of their entity; when the name is the subject of
             a verb of saying ("what did Alice say", "which city did John recommend", "what did
             Dana send") or follows "from" or "by" ("emails from Elena"), its weight is

@@ -300,13 +300,13 @@ def walk(
     strongest = [leaf_id for leaf_id in top[:ASKING_TOP] if leaf_id in rows]
     asks = scale_asking(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms))
     negated = scale_negated(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms))
-    # "when did Nate win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
+    # "when did Emil win his fourth tournament?": not "I won my first tournament", nor "thinking of going" for "when did she go?"
     elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms), past_event=asked.kind == "time" and asked.tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}, names.naming) if asked.named and not asked.speakers else set()
-    # "where has Maria made friends?": not her "Glad you've found…", written of John's
+    # "where has Maria made friends?": not her "Glad you've got…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
-    # "what did Jon say about Gina's store?": not his "I … track my progress", told of himself
+    # "what did Arne say about Wilma's store?": not his "I … track my progress", told of himself
     owners = spoken_of(asked.question, asked.qents, asked.named, asked.speakers) if asked.speakers else set()
     selfish = (
         scale_of_self(final, {ids[k] for k in np.flatnonzero(speaking).tolist()}, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks, possessor_terms(owners, asked.qents, asked.named))

@@ -11,7 +11,7 @@
   verb asks for the asker's notes, as "say" asks for someone's words; it is not what they are
   about, and is not searched (a message that says "noted" is no note of theirs); nor are the
   words that name those notes ("in my daily note", "my journal").
-- How sure the asker is ("would Caroline likely…?", "what might Bob probably need?"): a hedge
+- How sure the asker is ("would Lucinda likely…?", "what might Bob probably need?"): a hedge
   says nothing of what is asked, and is not searched — the stemmer reads "likely" as "like",
   which every "I'd like…" and "I like…" holds.
 """
@@ -99,7 +99,7 @@ _HEDGES = re.compile(r"\b(?:likely|unlikely|probably|possibly|presumably|potenti
 _VAGUE_TIMES = re.compile(r"\b(?:recently|lately|soon|currently|nowadays)\b", re.I)
 # the place of an adverb of time after an auxiliary and its subject of a word or two ("did I
 # last…", "did the team first…"): not right after a determiner or a possessive, where the word is
-# an adjective of a thing ("did the last meeting…", "is Joanna's first screenplay…")
+# an adjective of a thing ("did the last meeting…", "is Jolene's first screenplay…")
 _AFTER_SUBJECT = (
     r"\b(?:did|do|does|have|has|had|was|were|is|are)\s+(?:[\w'’]+\s+)??"
     r"(?!(?:the|a|an|my|our|your|his|her|their|its|this|that)\b)[\w'’]+(?<!\w['’]s)\s+"
@@ -111,7 +111,7 @@ _NOT_ADVERB = rf"(?!\s+(?:week|weekend|month|year|night|day|season|summer|winter
 # week?", nor "did the last meeting…?", an adjective of a thing)
 _LATEST = re.compile(rf"{_AFTER_SUBJECT}(?P<last>last)\b{_NOT_ADVERB}|\bthe\s+(?P<time>last\s+time)\b", re.I)
 # its mirror, "first" (or "initially", "originally", "at first") asking for the earliest time:
-# "when did Joanna first watch…?", "the first time we talked about…", "what did Dana initially
+# "when did Jolene first watch…?", "the first time we talked about…", "what did Dana initially
 # plan?" (not "his first tournament", an adjective of a thing, nor "first place", "originally
 # from", "at first sight")
 _EARLIEST = re.compile(
@@ -144,7 +144,7 @@ def hedges(question: str) -> set[str]:
 
 def vague_times(question: str) -> set[str]:
     """The terms of the words by which the question places its time only relative to the asker
-    ("what did Caroline attend recently?", "would Melanie go again soon?"): not what it asks
+    ("what did Lucinda attend recently?", "would Melissa go again soon?"): not what it asks
     about, and no time window — a message that says "recently" or "soon" says it of the day it
     was written ("Talk to you soon!"); nor "last" asking for the latest time ("when did I last
     email Dana?", "when was the last time we talked about…?"). Unless another of its words has

@@ -274,7 +274,7 @@ def _select(
         remaining.remove(best)
         for form in _shorter_forms(best, known[best.child]):
             if form is not best and says_nothing_alone(form.text, form.facts, people):
-                continue  # cut to a fragment that leans on what was cut ("By sharing our stories")
+                continue  # cut to a fragment that leans on what was cut ("By telling our stories")
             if _said(form.text) in said:
                 continue  # a message repeated (pasted twice, quoted back) is said once
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))

@@ -2,7 +2,7 @@
 
 A greeting, a thanks or a sign-off ("Thanks, Mel!") is no sentence at all; a short fragment
 leaning on the sentence before it ("And in my free time."), a bare assent ("Sure, fine.", "Wow, Mel, that sounds
-awesome!") or a greeting that only asks after someone ("Hey John, long time no see!") is a
+awesome!") or a greeting that only asks after someone ("Hey John, long time no chat!") is a
 sentence the summarizer never picks.
 """
 
@@ -52,7 +52,7 @@ _ASSENT_WORDS = frozenset(
     " wonderful lovely fantastic excellent incredible super sweet glad".split()
 )
 # A salutation followed only by these words (and assent) greets and asks after someone ("Hey John,
-# long time no see!", "Hi, how's it going?", "Hey Tim, great to see you again!"); "Hey, the hall is
+# long time no chat!", "Hi, how's it going?", "Hey Tim, how's it going there?"); "Hey, the hall is
 # booked." is news
 _SALUTATIONS = frozenset("hi hey hello hiya heya yo".split())
 _PHATIC_WORDS = frozenset(
@@ -70,11 +70,11 @@ def is_greeting(sentence: str) -> bool:
 
 def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> bool:
     """Filler however salient its words: a short fragment leaning on the sentence before it
-    ("And in my free time.", "By sharing our stories.") with no fact in it (`facts`: its dates,
+    ("And in my free time.", "By telling our stories.") with no fact in it (`facts`: its dates,
     numbers, decisions, known names), or a sentence that only assents ("Sure, fine.") or greets
-    ("Hey John, long time no see!"), to someone of the conversation it addresses or not ("That
-    sounds great, Caroline." when Caroline is one of `people`, the lowercased words of its
-    speakers' names; "Wow, Mel, …" to Melanie, by a short form of one speaker's name)."""
+    ("Hey John, long time no chat!"), to someone of the conversation it addresses or not ("That
+    sounds great, Lucinda." when Lucinda is one of `people`, the lowercased words of its
+    speakers' names; "Wow, Mel, …" to Melissa, by a short form of one speaker's name)."""
     words = [w for w in (w.strip(_WORD_EDGES).lower() for w in text.split()) if w]
     said = _without_vocatives(text.split(), people)
     if said and all(w in _ASSENT_WORDS for w in said):
@@ -91,8 +91,8 @@ def says_nothing_alone(text: str, facts: int, people: Collection[str] = ()) -> b
 
 def _without_vocatives(tokens: list[str], people: Collection[str]) -> list[str]:
     """The words of a sentence, lowercased, without the names it addresses someone by: one of
-    `people`, or a short form of one of them ("Mel" for Melanie: `speakers.short_form`), set off
-    by a comma ("Wow, Mel, that sounds awesome!", "That sounds great, Caroline.",
+    `people`, or a short form of one of them ("Mel" for Melissa: `speakers.short_form`), set off
+    by a comma ("Wow, Mel, that sounds awesome!", "That sounds great, Lucinda.",
     "Wow Maria, that's awesome!"); "Mel booked it." addresses no one, and "Yes, Friday.", "Sure,
     Acme." answer with a word that names no one of the conversation."""
     out = []
