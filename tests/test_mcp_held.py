@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -175,4 +176,63 @@ def test_a_call_running_keeps_the_index_until_it_ends_when_another_process_asks(
         assert _until(lambda: not held.held)
         assert not wanted_path(index).exists()
     finally:
+        held.close()
+
+
+def _hold_in_another_process(index: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process that holds the index's file for `seconds` (as a command run without the daemon)."""
+    code = "import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2])); c.close()"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(index), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_the_servers_own_wait_for_the_file_asks_it_nothing(vault: Path) -> None:
+    """The server's open waits for a file another process holds, asking for it as every waiter
+    does: that request, its own, must not make it let the file go once it has it (the next call
+    opened and loaded the index again)."""
+    held = _held(vault, poll_s=0.02)
+    index = vault / ".vaultmind" / "index.duckdb"
+    try:
+        _used(held)
+        held.close()
+        holder = _hold_in_another_process(index, 1.0)
+        try:
+            _used(held)  # waits for the file, and asks for it
+        finally:
+            holder.wait(30)
+            assert holder.stdout is not None
+            holder.stdout.close()
+        time.sleep(0.3)
+        assert held.held and held.opened == 2
+    finally:
+        held.close()
+
+
+def test_a_process_waiting_for_the_file_gets_it_though_calls_keep_coming(vault: Path) -> None:
+    """The server lets the file go to a process that asks, and a call coming right after must
+    not open it again before that process's next try (a request is taken away with the file it
+    asked for: the process then waited its 10 s and failed, the index "in use by another
+    vaultmind process", while an agent asked one question after another)."""
+    held = _held(vault, poll_s=0.02)
+    index = vault / ".vaultmind" / "index.duckdb"
+    _used(held)
+    stop = threading.Event()
+
+    def calls() -> None:
+        while not stop.is_set():
+            with held.memory() as memory:
+                memory.index.scalar("SELECT count(*) FROM notes")
+                time.sleep(0.05)
+            time.sleep(0.005)
+
+    caller = threading.Thread(target=calls)
+    caller.start()
+    try:
+        code = "import sys; from pathlib import Path; from vaultmind.index.connection import connect; connect(Path(sys.argv[1]), 6.0).close()"
+        done = subprocess.run([sys.executable, "-c", code, str(index)], capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        stop.set()
+        caller.join(60)
         held.close()

@@ -6,8 +6,9 @@ milliseconds. An agent asks in bursts, so the memory opened for one call is kept
 each call still bringing the index up to date with the vault first (`answer_here`). DuckDB lets
 one process hold the file, so the memory is let go:
 - at once (within `POLL_S`, after the call running) when another process waits for the file —
-  `vaultmind serve` starting, a command run without the daemon: its wait writes the file
-  `connection.wanted_path` beside the index (`connection.ask_for_file`);
+  `vaultmind serve` starting, a command run without the daemon: each try of its wait writes the
+  file `connection.wanted_path` beside the index (`connection.ask_for_file`). The next call
+  opens it again no sooner than `YIELD_S` later, so that process's next try takes the file;
 - after `IDLE_S` without a call, so an idle agent holds neither the file nor the memory.
 """
 
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING
 
-from vaultmind.index.connection import wanted_path
+from vaultmind.index.connection import request_for_file, wanted_path
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -30,6 +31,9 @@ log = logging.getLogger(__name__)
 
 IDLE_S = 60.0  # a call's memory kept this long for the next one
 POLL_S = 0.1  # how often the keeper looks for a request for the file
+# After letting the file go to a process that asked for it, how long the next open waits: longer
+# than that process waits between two tries (0.5 s at most, `connection.connect`)
+YIELD_S = 1.0
 
 
 class HeldMemory:
@@ -51,7 +55,8 @@ class HeldMemory:
         self.idle_s = idle_s
         self.poll_s = poll_s
         self._memory: Memory | None = None
-        self._opened_at = 0.0  # wall clock, as a request file's time is
+        self._request_at_open: str | None = None  # the request standing when the file was opened
+        self._yielded_at = -YIELD_S  # when the file was let go to a process that asked for it
         self._last_use = 0.0
         self._stop = threading.Event()
         self._keeper: threading.Thread | None = None
@@ -84,8 +89,12 @@ class HeldMemory:
             self._release("the process ends")
 
     def _open(self) -> None:
-        self._opened_at = time.time()
+        if (wait := self._yielded_at + YIELD_S - time.monotonic()) > 0:
+            time.sleep(wait)  # (a call that came as the file was let go: the process that asked takes it first)
         self._memory = self._opener()
+        # one left by a process that met the daemon or a command, or by this one's own wait for
+        # the file as it opened it, asks nothing of this memory
+        self._request_at_open = request_for_file(self.config.index_path)
         self.opened += 1
         if self._keeper is None or not self._keeper.is_alive():
             self._stop.clear()
@@ -114,12 +123,10 @@ class HeldMemory:
         return None
 
     def _wanted(self) -> bool:
-        """A request written since the memory was opened (an older one, left by a process that
-        met the daemon, asks nothing of this one)."""
-        try:
-            return wanted_path(self.config.index_path).stat().st_mtime >= self._opened_at
-        except OSError:
-            return False
+        """A request written since the memory was opened: one other than the request standing
+        then, told apart by its text (`connection.ask_for_file`)."""
+        request = request_for_file(self.config.index_path)
+        return request is not None and request != self._request_at_open
 
     def _release(self, reason: str) -> None:
         """Close the memory and take the request for the file away (the file is free now)."""
@@ -131,6 +138,7 @@ class HeldMemory:
             memory.close()
         finally:
             if self._wanted():
+                self._yielded_at = time.monotonic()
                 with suppress(OSError):
                     wanted_path(self.config.index_path).unlink()
             self._memory = None

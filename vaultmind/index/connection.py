@@ -60,10 +60,9 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
 def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
     """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
     holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
-    (`wanted_path`), and does within a moment."""
+    (`ask_for_file`), and does within a moment."""
     deadline = time.monotonic() + wait_s
     delay = 0.02
-    asked = False
     while True:
         try:
             con = duckdb.connect(str(path))
@@ -73,8 +72,7 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
         except duckdb.Error as exc:
             if not is_lock_error(exc):
                 raise
-            if not asked:
-                asked = ask_for_file(path)
+            ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
             if time.monotonic() + delay > deadline:
                 raise IndexBusy(
                     "the index is in use by another vaultmind process",
@@ -91,14 +89,22 @@ def wanted_path(path: Path) -> Path:
     return path.with_name(path.name + ".wanted")
 
 
-def ask_for_file(path: Path) -> bool:
-    """Ask the process holding the index to let it go, if it only keeps it between calls; True
-    once asked (a folder that cannot be written: not asked, the wait goes on as before)."""
+def ask_for_file(path: Path) -> None:
+    """Ask the process holding the index to let it go, if it only keeps it between calls. Each
+    request differs from every other (this process, this moment), so a holder tells a new one
+    from one already there when it opened the file by its text, not by a time a network file
+    system's clock or a coarse modification time would blur. A folder that cannot be written:
+    not asked, the wait goes on as before."""
+    with suppress(OSError):
+        wanted_path(path).write_text(f"{os.getpid()} {time.time_ns()}\n", encoding="utf-8")
+
+
+def request_for_file(path: Path) -> str | None:
+    """The request for the index's file standing now (`ask_for_file`), None when there is none."""
     try:
-        wanted_path(path).write_text(f"{os.getpid()}\n", encoding="utf-8")
-    except OSError:
-        return False
-    return True
+        return wanted_path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def is_lock_error(exc: BaseException) -> bool:
