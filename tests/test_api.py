@@ -448,3 +448,25 @@ def test_a_refused_request_is_answered_though_its_body_was_still_being_sent(memo
     finally:
         server.stop()
     assert memory.index.scalar("SELECT count(*) FROM notes") == 0
+
+
+def test_a_refused_request_that_waits_to_be_told_to_send_its_body_is_answered_at_once(memory: Memory) -> None:
+    """A client that sends `Expect: 100-continue` (curl does, for a body over 1 MB) sends its body
+    only when told to, or once its own wait passes: a refused request is answered at once, not
+    after the server waited for a body that never came (a minute, then the connection closed
+    with no answer) or for the client's wait to pass and the whole body to be read."""
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        for path, token, status in (("/v1/nowhere", "secret", b" 404 "), ("/v1/sync", "stale", b" 401 ")):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+                conn.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n"
+                    "Content-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n".encode()
+                )
+                answer = b""
+                while chunk := conn.recv(65536):  # (a socket timeout here: no answer within 10 s)
+                    answer += chunk
+            assert status in answer.split(b"\r\n", 1)[0] and b'"hint"' in answer
+    finally:
+        server.stop()

@@ -401,10 +401,14 @@ def _make_handler(
             connection closed with its request unread is reset, and the client gets a broken
             pipe or a reset instead of the answer. A body that cannot be read to its end (no
             length to trust, over twice `MAX_BODY`, malformed chunks) is left, and the
-            connection closed."""
+            connection closed; so is one the client sends only when told to (`Expect:
+            100-continue`, which this HTTP/1.0 server never says): told the answer, it sends none."""
             if not self.body_unread:
                 return
             self.body_unread = False
+            if (self.headers.get("Expect") or "").strip().lower() == "100-continue":
+                self.close_connection = True
+                return
             if _chunked(self.headers):
                 self.close_connection = True  # (`_drain_chunks` may stop inside the body)
                 _drain_chunks(self.rfile, 2 * MAX_BODY)
