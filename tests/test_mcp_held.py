@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -110,7 +111,7 @@ def test_a_daemon_starts_while_the_server_runs_and_then_answers_its_calls(tmp_pa
 
 
 def _held(vault: Path, **timing: float) -> Any:
-    (vault / ".vaultmind").mkdir()
+    (vault / ".vaultmind").mkdir(parents=True)
     write(vault, "Boat.md", "# Boat\n\nThe red kayak came from Harbor Sports.\n")
     config = load_config(vault, embed_provider="none")
     held = held_memory(config)
@@ -236,3 +237,28 @@ def test_a_process_waiting_for_the_file_gets_it_though_calls_keep_coming(vault: 
         stop.set()
         caller.join(60)
         held.close()
+
+
+def test_a_vault_moved_or_put_back_from_a_copy_while_its_index_is_kept_is_opened_again(tmp_path: Path) -> None:
+    """The kept index is the file that was opened: a vault moved away meanwhile is said to be
+    missing at the next call (it answered from the moved file, the notes' paths no longer
+    there), and one put back from a copy is answered from the copy's index."""
+    from vaultmind.errors import VaultError
+
+    vault = tmp_path / "vault"
+    held = _held(vault, poll_s=0.02)
+    try:
+        _used(held)
+        vault.rename(tmp_path / "moved")
+        with pytest.raises(VaultError, match="does not exist"), held.memory():
+            pass
+        shutil.copytree(tmp_path / "moved", vault)
+        write(vault, "Pets/Axolotl.md", "# Axolotl\n\nThe axolotlgrid sensor sits in tank four.\n")
+        memory = _used(held)
+        assert held.opened == 2 and memory.index.scalar("SELECT count(*) FROM notes") == 2
+        _used(held)
+        assert held.opened == 2  # the same file: kept
+    finally:
+        held.close()
+    with Memory.open(load_config(tmp_path / "moved", embed_provider="none")) as moved:
+        assert moved.index.scalar("SELECT count(*) FROM notes") == 1  # no note of the copy's synced into it

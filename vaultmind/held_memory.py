@@ -9,7 +9,9 @@ one process hold the file, so the memory is let go:
   `vaultmind serve` starting, a command run without the daemon: each try of its wait writes the
   file `connection.wanted_path` beside the index (`connection.ask_for_file`). The next call
   opens it again no sooner than `YIELD_S` later, so that process's next try takes the file;
-- after `IDLE_S` without a call, so an idle agent holds neither the file nor the memory.
+- after `IDLE_S` without a call, so an idle agent holds neither the file nor the memory;
+- at the next call when the vault's index is no longer the file kept open: the vault moved or
+  deleted (the call then says it is missing), or put back from a copy (the copy is opened).
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ class HeldMemory:
         self._request_at_open: str | None = None  # the request standing when the file was opened
         self._yielded_at = -YIELD_S  # when the file was let go to a process that asked for it
         self._last_use = 0.0
+        self._file: tuple[int, int] | None = None  # the index file kept open, as `_index_file` names it
         self._stop = threading.Event()
         self._keeper: threading.Thread | None = None
         self.opened = 0  # times the index was opened (what a test reads)
@@ -71,6 +74,8 @@ class HeldMemory:
         """The kept memory, opened if none is; a call that fails lets it go (a file found broken,
         a sync that failed halfway: the next call opens it afresh)."""
         with self._lock:
+            if self._memory is not None and self._index_file() != self._file:
+                self._release("the vault's index is no longer the file kept open")
             if self._memory is None:
                 self._open()
             assert self._memory is not None
@@ -81,6 +86,7 @@ class HeldMemory:
                 raise
             finally:
                 self._last_use = time.monotonic()
+                self._file = self._index_file()  # (a call may replace the file: a broken one moved aside)
 
     def close(self) -> None:
         """Let the memory go and stop the keeper (the process ends)."""
@@ -95,11 +101,20 @@ class HeldMemory:
         # one left by a process that met the daemon or a command, or by this one's own wait for
         # the file as it opened it, asks nothing of this memory
         self._request_at_open = request_for_file(self.config.index_path)
+        self._file = self._index_file()
         self.opened += 1
         if self._keeper is None or not self._keeper.is_alive():
             self._stop.clear()
             self._keeper = threading.Thread(target=self._keep, name="vaultmind-held-memory", daemon=True)
             self._keeper.start()
+
+    def _index_file(self) -> tuple[int, int] | None:
+        """Which file the vault's index path names now (device, inode); None when there is none."""
+        try:
+            found = self.config.index_path.stat()
+        except OSError:
+            return None
+        return found.st_dev, found.st_ino
 
     def _keep(self) -> None:
         """Until the memory is let go: look for a request for the file, and for the idle time."""
