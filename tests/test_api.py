@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import struct
@@ -469,4 +470,37 @@ def test_a_refused_request_that_waits_to_be_told_to_send_its_body_is_answered_at
                     answer += chunk
             assert status in answer.split(b"\r\n", 1)[0] and b'"hint"' in answer
     finally:
+        server.stop()
+
+
+def test_a_refused_body_trickled_in_is_read_for_a_bounded_time(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body of a refused request is read before the answer, so a client still sending it is
+    not cut off — for `DRAIN_S` at most: one that sends a byte now and then (a request with no
+    token too) held a thread for as long as it went on, its answer never given."""
+    monkeypatch.setattr(http_api, "DRAIN_S", 1.0)
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    stop = threading.Event()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(b"POST /v1/sync HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\n")
+
+            def trickle() -> None:
+                with contextlib.suppress(OSError):
+                    while not stop.wait(0.05):
+                        conn.sendall(b" ")
+
+            sender = threading.Thread(target=trickle)
+            sender.start()
+            started = time.monotonic()
+            try:
+                answer = conn.recv(65536)  # (a socket timeout here: no answer within 10 s)
+            except ConnectionResetError:  # the answer, then the body left unread: the reset may come first
+                answer = b""
+            assert time.monotonic() - started < 8
+            assert answer == b"" or answer.split(b"\r\n", 1)[0].endswith(b" 401 Unauthorized"), answer[:200]
+            stop.set()
+            sender.join(10)
+    finally:
+        stop.set()
         server.stop()
