@@ -147,9 +147,9 @@ def test_the_kept_index_is_let_go_after_a_while_without_a_call(vault: Path) -> N
         held.close()
 
 
-def test_a_request_older_than_the_open_asks_nothing_and_a_failed_call_lets_the_index_go(vault: Path) -> None:
-    """A request a process left while the daemon held the file (it is not taken away then) must
-    not make every later server let its index go at once."""
+def test_a_request_standing_at_the_open_asks_nothing_and_a_failed_call_lets_the_index_go(vault: Path) -> None:
+    """A request a process left (one that crashed while it waited) must not make every later
+    server let its index go at once."""
     held = _held(vault, poll_s=0.02)
     index = vault / ".vaultmind" / "index.duckdb"
     wanted_path(index).write_text("1\n", encoding="utf-8")
@@ -204,6 +204,7 @@ def test_the_servers_own_wait_for_the_file_asks_it_nothing(vault: Path) -> None:
             holder.wait(30)
             assert holder.stdout is not None
             holder.stdout.close()
+        assert not wanted_path(index).exists()  # the wait's request withdrawn once it had the file
         time.sleep(0.3)
         assert held.held and held.opened == 2
     finally:
@@ -237,6 +238,7 @@ def test_a_process_waiting_for_the_file_gets_it_though_calls_keep_coming(vault: 
         stop.set()
         caller.join(60)
         held.close()
+    assert not wanted_path(index).exists()
 
 
 def test_a_vault_moved_or_put_back_from_a_copy_while_its_index_is_kept_is_opened_again(tmp_path: Path) -> None:
