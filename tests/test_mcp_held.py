@@ -264,3 +264,24 @@ def test_a_vault_moved_or_put_back_from_a_copy_while_its_index_is_kept_is_opened
         held.close()
     with Memory.open(load_config(tmp_path / "moved", embed_provider="none")) as moved:
         assert moved.index.scalar("SELECT count(*) FROM notes") == 1  # no note of the copy's synced into it
+
+
+def test_a_wait_that_gives_up_withdraws_its_request(vault: Path) -> None:
+    """A command that waited out its wait and failed leaves no request: a server that opens the
+    index later would let it go for nobody (the request taken for a new one)."""
+    from vaultmind.errors import IndexBusy
+    from vaultmind.index.connection import connect
+
+    held = _held(vault)
+    index = vault / ".vaultmind" / "index.duckdb"
+    _used(held)
+    held.close()
+    holder = _hold_in_another_process(index, 2.0)
+    try:
+        with pytest.raises(IndexBusy):
+            connect(index, wait_s=0.3)
+        assert not wanted_path(index).exists()
+    finally:
+        holder.wait(30)
+        assert holder.stdout is not None
+        holder.stdout.close()
