@@ -61,7 +61,9 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
     """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
     holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
     (`ask_for_file`), and does within a moment. The request is withdrawn once the wait ends,
-    the file had or not: left, it would ask a holder for a file nobody waits for."""
+    the file had or not: left, it would ask a holder for a file nobody waits for. A single try
+    (`wait_s` 0: the background retries of `reopening`, a try each) leaves it, for its next try
+    to find the file let go."""
     deadline = time.monotonic() + wait_s
     delay = 0.02
     asked: str | None = None  # this wait's latest request
@@ -85,7 +87,7 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 time.sleep(delay)
                 delay = min(delay * 2, 0.5)
     finally:
-        if asked is not None and request_for_file(path) == asked:  # (another's, written since, stays)
+        if asked is not None and wait_s > 0 and request_for_file(path) == asked:  # (another's, written since, stays)
             with suppress(OSError):
                 wanted_path(path).unlink()
 
