@@ -504,3 +504,21 @@ def test_a_refused_body_trickled_in_is_read_for_a_bounded_time(memory: Memory, m
     finally:
         stop.set()
         server.stop()
+
+
+def test_a_refused_request_whose_body_never_comes_is_answered_after_the_drains_bound(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that announces a body and sends none (it waits for the answer first) is
+    answered once `DRAIN_S` has passed, not left with no answer when the socket's timeout
+    (`SOCKET_TIMEOUT_S`, a minute) ended the wait for the body."""
+    monkeypatch.setattr(http_api, "DRAIN_S", 1.0)
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(b"POST /v1/nowhere HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n")
+            answer = conn.makefile("rb").read()  # (a socket timeout here: no answer within 10 s)
+        assert answer.split(b"\r\n", 1)[0].endswith(b" 404 Not Found") and b'"hint"' in answer, answer[:200]
+    finally:
+        server.stop()

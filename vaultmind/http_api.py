@@ -156,23 +156,25 @@ class _LengthRequired(UsageError):
     """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
 
 
-def _drain_chunks(rfile: Any, limit: int, deadline: float) -> None:
-    """Read (and drop) a chunked body up to `limit` bytes, until `deadline` (`_drop_unread_body`).
-    A malformed, longer or slower body is left unread."""
+def _drain_chunks(rfile: Any, limit: int, deadline: float) -> bool:
+    """Read (and drop) a chunked body up to `limit` bytes, until `deadline` (`_drop_unread_body`);
+    whether it was read to its end. A malformed, longer or slower body is left unread."""
     total = 0
     while time.monotonic() < deadline:
         line = rfile.readline(1024)
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
-            return
+            return False
         if size == 0:  # the trailer, up to its blank line
-            while time.monotonic() < deadline and rfile.readline(1024) not in (b"\r\n", b"\n", b""):
-                pass
-            return
+            while time.monotonic() < deadline:
+                if rfile.readline(1024) in (b"\r\n", b"\n", b""):
+                    return True
+            return False
         total += size
         if size < 0 or total > limit or not _drain(rfile, size + 2, deadline):  # the chunk and its CRLF
-            return
+            return False
+    return False
 
 
 def _drain(rfile: Any, length: int, deadline: float) -> bool:
@@ -413,18 +415,29 @@ def _make_handler(
             if (self.headers.get("Expect") or "").strip().lower() == "100-continue":
                 self.close_connection = True
                 return
-            deadline = time.monotonic() + DRAIN_S
             if _chunked(self.headers):
                 self.close_connection = True  # (`_drain_chunks` may stop inside the body)
-                _drain_chunks(self.rfile, 2 * MAX_BODY, deadline)
+                self._draining(lambda deadline: _drain_chunks(self.rfile, 2 * MAX_BODY, deadline))
                 return
             try:
                 length = self._length()
             except UsageError:
                 self.close_connection = True
                 return
-            if length > 2 * MAX_BODY or not _drain(self.rfile, length, deadline):
+            if length > 2 * MAX_BODY or not self._draining(lambda deadline: _drain(self.rfile, length, deadline)):
                 self.close_connection = True
+
+        def _draining(self, drain: Callable[[float], bool]) -> bool:
+            """Run `drain` until its deadline, `DRAIN_S` from now, a read of the socket waiting
+            no longer than that (not `SOCKET_TIMEOUT_S`: a client that waits for the answer
+            before it sends its body got none); False when the body was not read to its end."""
+            self.connection.settimeout(DRAIN_S)
+            try:
+                return drain(time.monotonic() + DRAIN_S)
+            except TimeoutError:
+                return False
+            finally:
+                self.connection.settimeout(self.timeout)
 
         def _send(self, status: int, payload: Any, allow: list[str] | None = None) -> None:
             self._drop_unread_body()
