@@ -171,9 +171,13 @@ def _drain_chunks(rfile: Any, limit: int) -> None:
         total += size
         if size < 0 or total > limit:
             return
-        left = size + 2  # the chunk and its CRLF
-        while left > 0 and (chunk := rfile.read(min(left, _DRAIN_CHUNK))):
-            left -= len(chunk)
+        _drain(rfile, size + 2)  # the chunk and its CRLF
+
+
+def _drain(rfile: Any, size: int) -> None:
+    """Read (and drop) `size` bytes of a body, or up to its end when it is cut short."""
+    while size > 0 and (chunk := rfile.read(min(size, _DRAIN_CHUNK))):
+        size -= len(chunk)
 
 
 def _still_connected(conn: socket.socket) -> bool:
@@ -353,9 +357,7 @@ def _make_handler(
                 raise UsageError(f"the Content-Length header is negative ({length})")
             if length > MAX_BODY:
                 if length <= 2 * MAX_BODY:  # read (and dropped), so the client can finish sending and read the answer
-                    left = length
-                    while left > 0 and (chunk := self.rfile.read(min(left, _DRAIN_CHUNK))):
-                        left -= len(chunk)
+                    _drain(self.rfile, length)
                 else:
                     self.close_connection = True
                 raise _TooLarge(
