@@ -170,15 +170,13 @@ def _drain_chunks(rfile: Any, limit: int) -> None:
         total += size
         if size < 0 or total > limit:
             return
-        left = size + 2  # the chunk and its CRLF
-        while left > 0 and (chunk := rfile.read(min(left, _DRAIN_CHUNK))):
-            left -= len(chunk)
+        _drain(rfile, size + 2)  # the chunk and its CRLF
 
 
-def _drain(rfile: Any, length: int) -> None:
-    """Read (and drop) `length` bytes of a body, or up to its end."""
-    while length > 0 and (chunk := rfile.read(min(length, _DRAIN_CHUNK))):
-        length -= len(chunk)
+def _drain(rfile: Any, size: int) -> None:
+    """Read (and drop) `size` bytes of a body, or up to its end when it is cut short."""
+    while size > 0 and (chunk := rfile.read(min(size, _DRAIN_CHUNK))):
+        size -= len(chunk)
 
 
 def _still_connected(conn: socket.socket) -> bool:
