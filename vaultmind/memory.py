@@ -21,7 +21,7 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import NotFound
+from vaultmind.errors import IndexUnavailable, NotFound
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -93,6 +93,7 @@ class Memory:
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
         self._status_answers: SharedAnswers[dict[str, Any]] = SharedAnswers()  # one `status` at a time, shared
+        self._last_status: dict[str, Any] | None = None  # what a status says during a compaction (`while_compacting`)
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
@@ -149,13 +150,20 @@ class Memory:
 
     # -- write side ------------------------------------------------------------------------
 
-    def reindex(self) -> SyncStats:
+    def reindex(self, *, reopen: bool = False) -> SyncStats:
         """Full rebuild of the derived rows from the vault (embeddings cache kept), with the
-        ignore rules in force now and background upkeep paused, as `sync`."""
+        ignore rules in force now and background upkeep paused, as `sync`. `reopen`: a serving
+        process's (the API's reindex), which lets go of what DuckDB kept after the load as the
+        daemon's start-up rebuild does (`reopen_index`), before any sync takes the index again."""
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all(rebuild=True)
             self.index.checkpoint()
+            if reopen:
+                try:
+                    self.reopen_index()
+                except IndexUnavailable as exc:  # rebuilt all the same; opened again in the background (`index.reopening`)
+                    log.warning("%s (%s)", exc, exc.hint)
             self._synced = self.index.generation
             return stats
 
@@ -457,17 +465,33 @@ class Memory:
 
         A status asked again before the index changed answers from the counts of the last
         (`status.read_counts`: kept per index generation), without reading the index again.
+        While a compaction holds the index, one answers at once from the last status's counts,
+        saying so (`status.while_compacting`).
         """
-        from vaultmind.status import read_counts, status_report, with_daemon
+        from vaultmind.status import (
+            compaction_holding,
+            read_counts,
+            status_report,
+            while_compacting,
+            with_daemon,
+        )
 
         def work_out() -> dict[str, Any]:
+            compacting = compaction_holding(self.index)
+            if compacting is not None:
+                return while_compacting(self.config, self._last_status, compacting)
             loading = self.loading
             counts, read = read_counts(self, loading=loading)
             if read:
                 self.serving_pool.evict()
-            return status_report(self, counts, loading=loading, take_notice=take_notice)
+            self._last_status = status_report(self, counts, loading=loading, take_notice=take_notice)
+            return self._last_status
 
-        report = self._status_answers.ask(take_notice, work_out)
+        compacting = self.index.compacting  # (a status already waiting for its turn must not hold this one)
+        if compacting is not None:
+            report = while_compacting(self.config, self._last_status, compacting)
+        else:
+            report = self._status_answers.ask(take_notice, work_out)
         if self.serving_report is not None:
             report = with_daemon(report, self.serving_report())
         return report

@@ -90,6 +90,8 @@ class Index(Reconnecting):
         self._handled: list[BaseException] = []  # the errors that made `_replace` run, for nested guards
         self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
         self.vector_widths: dict[str, int] = {}  # model id → the one dimension of its stored vectors, once checked
+        # while `compact` copies the file (the lock held throughout): its steps done and in all
+        self.compacting: dict[str, int] | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -123,12 +125,23 @@ class Index(Reconnecting):
 
     def compact(self, progress: Progress | None = None, stopping: threading.Event | None = None) -> Compacted:
         """The file copied into a new one put in its place (`compact`): the space churn left
-        unused given back, every row kept. Views stay: their rows are the same."""
+        unused given back, every row kept. Views stay: their rows are the same. Its steps are
+        in `compacting` meanwhile, which a status reads without waiting for the lock."""
         if self.path is None:
             return Compacted(0, 0, {})
         with self.lock:
             self._sizes = None  # counted again from the compacted file
-            return compact(self.con, self.path, self._reopen, progress, stopping)
+
+            def step(phase: str, done: int, total: int) -> None:
+                self.compacting = {"done": done, "total": total}
+                if progress is not None:
+                    progress(phase, done, total)
+
+            self.compacting = {"done": 0, "total": 0}
+            try:
+                return compact(self.con, self.path, self._reopen, step, stopping)
+            finally:
+                self.compacting = None
 
     def reopen(self) -> None:
         """Close the connection (its checkpoint) and open the file again with its settings: a
