@@ -108,6 +108,15 @@ class Reconnecting:
     def con(self, con: duckdb.DuckDBPyConnection) -> None:
         self._con = con
 
+    def try_reopening(self) -> None:
+        """While the file could not be opened again, one try now (without raising: a read
+        answers from what it has). A question answered from the resident leaves and vectors
+        runs no statement (`con`): it answered from them as they were, without what the
+        process that held the file wrote, until the background's next try — up to
+        `RETRY_MAX_S` after that process let go."""
+        if self._reopening is not None:
+            self._try_reopen()
+
     @property
     def unavailable(self) -> str | None:
         """Why the index has no connection (it could not be opened again yet), or None."""
