@@ -219,3 +219,40 @@ def test_a_load_whose_first_statement_opens_the_file_again_does_not_hang(
     assert _returns_within(load, 20), f"loading the resident {loads} hung once the file was opened again"
     assert memory.search("harbour venue")["hits"][0]["note_path"] == "Launch.md"
     memory.close()
+
+
+@pytest.mark.slow
+def test_the_api_answers_503_while_the_index_cannot_be_opened_again(
+    config: Config, memory: Memory, holders: list[Holder]
+) -> None:
+    """A request that needs the index meanwhile is told so (`index_unavailable`, 503: a
+    request later may be answered), not answered 500 as vaultmind failing."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    from vaultmind import http_api
+
+    write(config.vault, "Launch.md", "# Launch\n\nMarco preferred the harbour venue.\n")
+    memory.sync()
+    memory.syncer.reload_residents()  # the search loads the leaves: it needs the index
+    memory.index.reopen_wait_s = 0.3
+    _compact_while_held(memory.index, holders)  # still held
+    memory.index._reopening.stop()  # type: ignore[union-attr]
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{server.port}/v1/query",
+            data=json.dumps({"mode": "search", "args": {"query": "harbour venue"}}).encode(),
+            headers={"Authorization": "Bearer secret", "Content-Type": "application/json"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            urllib.request.urlopen(request, timeout=30)
+        assert raised.value.code == 503
+        error = json.loads(raised.value.read())["error"]
+        assert error["code"] == "index_unavailable" and "another process holds it" in error["message"]
+        raised.value.close()
+    finally:
+        server.stop()
+        holders[0].release()
