@@ -256,3 +256,35 @@ def test_the_api_answers_503_while_the_index_cannot_be_opened_again(
     finally:
         server.stop()
         holders[0].release()
+
+
+@pytest.mark.slow
+def test_what_another_process_wrote_while_the_reopen_waited_is_answered(
+    config: Config, memory: Memory, holders: list[Holder]
+) -> None:
+    """Another process takes the file once the compaction closed it, indexes a note and lets
+    go within the reopen's wait: the open succeeds, and the resident leaves loaded before are
+    loaded again. They were not: they follow the index's changes made in this process alone,
+    and the note's rows were already there for every later sync, so the daemon's searches
+    never found it until it restarted."""
+    write(config.vault, "Launch.md", "# Launch\n\nMarco preferred the harbour venue.\n")
+    memory.sync()
+    assert [hit["note_path"] for hit in memory.search("harbour venue")["hits"]] == ["Launch.md"]
+    write(config.vault, "Axolotl.md", "# Axolotl\n\nThe axolotlgrid sensor sits in tank four.\n")
+    path = memory.index.path
+    assert path is not None
+
+    letting_go: list[threading.Timer] = []
+
+    def step(phase: str, done: int, total: int) -> None:
+        if done == total and not holders:  # the compacted file in place, not opened again yet
+            holders.append(Holder(config.vault, SYNCER))
+            holders[0].wait_held()
+            letting_go.append(threading.Timer(0.3, holders[0].release))  # within the wait
+            letting_go[0].start()
+
+    memory.index.compact(step)
+    letting_go[0].join()
+    assert holders and memory.index.unavailable is None
+    assert [hit["note_path"] for hit in memory.search("axolotlgrid")["hits"]] == ["Axolotl.md"]
+    assert memory.sync().added == 0  # the other process indexed it
