@@ -23,7 +23,7 @@ from typing import NoReturn
 import duckdb
 
 from vaultmind.errors import IndexBusy, IndexUnavailable
-from vaultmind.index.connection import REOPEN_WAIT_S, reconnect
+from vaultmind.index.connection import REOPEN_WAIT_S, reconnect, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -81,10 +81,10 @@ class Reopening:
 
 
 class Reconnecting:
-    """The part of `Index` that holds its connection (`con`) and opens it again (`_reopen`),
-    with the retries above when that fails. `Index` gives the file (`path`), the lock every
-    use of the connection holds, and `_read_again` (its own views); `reopened` tells the
-    others (the resident leaves and vectors)."""
+    """The part of `Index` that holds its connection (`con`) and opens it again (`reopen`,
+    and a compaction's `_reopen`), with the retries above when that fails. `Index` gives the
+    file (`path`), the lock every use of the connection holds, and `_read_again` (its own
+    views); `reopened` tells the others (the resident leaves and vectors)."""
 
     path: Path | None
     lock: threading.RLock
@@ -123,6 +123,17 @@ class Reconnecting:
         """Why the index has no connection (it could not be opened again yet), or None."""
         reopening = self._reopening
         return None if reopening is None else str(reopening.unavailable())
+
+    def reopen(self) -> None:
+        """Close the connection (its checkpoint) and open the file again with its settings: a
+        database keeps memory after a whole-vault load that no eviction lets go (at 50k notes
+        294 -> 280 MiB). Every use of `con` holds the lock, which this holds throughout."""
+        if self.path is None:
+            return
+        with self.lock:
+            settings = settings_of(self.con)
+            self.con.close()
+            self._reopen(settings)
 
     def _reopen(self, settings: dict[str, str]) -> None:
         """Open the file again after its connection was closed (`settings`: the closed one's),

@@ -28,7 +28,6 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
-from vaultmind.index.connection import settings_of
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
@@ -142,17 +141,6 @@ class Index(Reconnecting):
                 return compact(self.con, self.path, self._reopen, step, stopping)
             finally:
                 self.compacting = None
-
-    def reopen(self) -> None:
-        """Close the connection (its checkpoint) and open the file again with its settings: a
-        database keeps memory after a whole-vault load that no eviction lets go (at 50k notes
-        294 -> 280 MiB). Every use of `con` holds the lock, which this holds throughout."""
-        if self.path is None:
-            return
-        with self.lock:
-            settings = settings_of(self.con)
-            self.con.close()
-            self._reopen(settings)
 
     def __enter__(self) -> Index:
         return self
