@@ -388,11 +388,13 @@ class Memory:
     # -- read side -------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int | None = None) -> dict[str, Any]:
+        self.index.try_reopening()  # each read: the file as it is now, once it can be opened again
         return search(self, query, limit=limit or self.config.search_limit)
 
     def walk(self, question: str, *, limit: int | None = None, reference_time: datetime | None = None) -> dict[str, Any]:
         from vaultmind.retrieval.walk import walk
 
+        self.index.try_reopening()
         return walk(self, question, limit=limit or self.config.search_limit, reference_time=reference_time)
 
     def query(self, mode: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -400,6 +402,7 @@ class Memory:
         `walk` and `search` without a `limit` return the vault's `[search] limit` of hits."""
         from vaultmind.retrieval.dispatch import run_mode
 
+        self.index.try_reopening()
         return run_mode(self, mode, args)
 
     def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
