@@ -12,13 +12,16 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.test_locomo import SAMPLE, write_fixture
+from vaultmind.cli.eval import _sigterm_as_ctrl_c
 from vaultmind.cli.main import main
+from vaultmind.errors import CtrlC, by_ctrl_c
 from vaultmind.eval.gold import sample_questions
 from vaultmind.eval.locomo import EvalReport, run_locomo
 
@@ -126,10 +129,33 @@ def test_each_conversation_is_kept_as_it_finishes(tmp_path: Path) -> None:
     assert report.samples == ["conv-1", "conv-2"]
 
 
+def test_sigterm_is_recorded_as_ctrl_c_and_its_handler_given_back() -> None:
+    """A SIGTERM during the run is Ctrl-C for the rest of the command: an error DuckDB raises
+    in its place with nothing chained (a catalog error, as for Ctrl-C) is read as the stop it
+    is, not reported as a failure. The handler before the run is in place again after it."""
+
+    def own(_signo: int, _frame: object) -> None:
+        raise AssertionError("the run's handler takes SIGTERM while it runs")
+
+    before = signal.signal(signal.SIGTERM, own)
+    CtrlC.seen = False
+    try:
+        with pytest.raises(KeyboardInterrupt), _sigterm_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)  # the handler runs at once, in this thread
+        assert by_ctrl_c(RuntimeError("Catalog Error: Table with name batch does not exist!"))
+        assert signal.getsignal(signal.SIGTERM) is own
+    finally:
+        CtrlC.seen = False
+        signal.signal(signal.SIGTERM, before)
+
+
 _CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job's parent may ignore it
+from vaultmind.cli.eval import _sigterm_as_ctrl_c
 from vaultmind.cli.main import main
+from vaultmind.errors import CtrlC, by_ctrl_c
 sys.exit(main(sys.argv[1:]))
 """
 
