@@ -132,21 +132,38 @@ def test_each_conversation_is_kept_as_it_finishes(tmp_path: Path) -> None:
 def test_sigterm_is_recorded_as_ctrl_c_and_its_handler_given_back() -> None:
     """A SIGTERM during the run is Ctrl-C for the rest of the command: an error DuckDB raises
     in its place with nothing chained (a catalog error, as for Ctrl-C) is read as the stop it
-    is, not reported as a failure. The handler before the run is in place again after it."""
-
-    def own(_signo: int, _frame: object) -> None:
-        raise AssertionError("the run's handler takes SIGTERM while it runs")
-
-    before = signal.signal(signal.SIGTERM, own)
+    is, not reported as a failure. The default handler is in place again after the run."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
     CtrlC.seen = False
     try:
         with pytest.raises(KeyboardInterrupt), _sigterm_as_ctrl_c():
             os.kill(os.getpid(), signal.SIGTERM)
             time.sleep(10)  # the handler runs at once, in this thread
         assert by_ctrl_c(RuntimeError("Catalog Error: Table with name batch does not exist!"))
-        assert signal.getsignal(signal.SIGTERM) is own
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
     finally:
         CtrlC.seen = False
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_an_ignored_or_handled_sigterm_is_left_to_whoever_set_it() -> None:
+    """The run takes SIGTERM over only from its default: one the caller ignores leaves the run
+    going, and a program's own handler (a job runner calling `main`) keeps it."""
+
+    def own(_signo: int, _frame: object) -> None:
+        pass
+
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with _sigterm_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # nothing stops the run
+            assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        signal.signal(signal.SIGTERM, own)
+        with _sigterm_as_ctrl_c():
+            assert signal.getsignal(signal.SIGTERM) is own
+        assert not CtrlC.seen
+    finally:
         signal.signal(signal.SIGTERM, before)
 
 
