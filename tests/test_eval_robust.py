@@ -63,6 +63,21 @@ def test_a_file_with_no_question_to_score_is_an_error_not_a_table_of_zeros(
         assert "no question to score" in error["message"] and error["path"] == str(data)
 
 
+@pytest.mark.parametrize("given", [True, False])
+def test_a_qa_file_without_records_is_an_error_not_the_data_files_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: bool
+) -> None:
+    """An empty QA file, given with --qa or found next to the data file, stops the run before
+    any work: it was read as no file at all, every question's evidence taken from the data file
+    and the figures saying so only by the file they name."""
+    data = write_fixture(tmp_path, [_sample("conv-qa")])
+    qa = tmp_path / ("mine.jsonl" if given else "qa_flat_dev.jsonl")
+    qa.write_text("\n", encoding="utf-8")
+    assert main(["eval", "locomo", str(data), *(["--qa", str(qa)] if given else []), *BM25]) == 1
+    err = capsys.readouterr().err
+    assert f"{qa}: the QA file holds no question record" in err and "indexing" not in err, err
+
+
 def test_a_repeated_sample_id_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = write_fixture(tmp_path, [_sample("conv-twin"), _sample("conv-other"), _sample("conv-twin")])
     assert main(["eval", "locomo", str(data), *BM25]) == 1
