@@ -7,6 +7,7 @@ import random
 import time
 
 from vaultmind.sync_diff import moved_from
+from vaultmind.watch_slices import Planned, add_planned
 
 
 def test_the_path_sharing_its_folder_is_paired_before_one_sharing_only_its_name() -> None:
@@ -60,3 +61,15 @@ def test_thousands_of_notes_of_one_name_moved_are_paired_in_a_moment() -> None:
     elapsed = time.perf_counter() - started
     assert pairs == {f"Site/s{i:05d}/index.md": f"Docs/s{i:05d}/index.md" for i in range(count)}
     assert elapsed < 1.0, f"{elapsed:.2f} s"
+
+
+def test_a_later_batch_added_to_the_backlog_drops_no_vanished_path() -> None:
+    backlog: Planned = {"Archive/a.md": "Projects/a.md", "Archive/b.md": "Projects/b.md", "Archive/c.md": None}
+    add_planned(backlog, {"Archive/a.md": None, "Archive/b.md": "Inbox/b.md", "Archive/c.md": "Old/c.md", "d.md": None})
+    assert backlog == {
+        "Archive/a.md": "Projects/a.md",  # kept
+        "Archive/b.md": "Inbox/b.md",
+        "Projects/b.md": None,  # synced on its own: removed
+        "Archive/c.md": "Old/c.md",
+        "d.md": None,
+    }

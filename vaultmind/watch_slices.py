@@ -72,6 +72,21 @@ def take(planned: Planned, count: int = BULK_SLICE) -> Planned:
     return first
 
 
+def add_planned(backlog: Planned, planned: Planned) -> None:
+    """Add the paths of a later batch to those still waiting (`backlog`), no vanished path
+    dropped: a moved note still waiting with the path it left, planned again with none (a sync
+    tool touched it, in a batch of its own), keeps that path — it was replaced by none, and the
+    old path stayed in the index, the note there twice, until the next whole-vault pass. Paired
+    anew with another, the one it had is planned on its own (synced, it is removed)."""
+    for rel, old in planned.items():
+        waiting = backlog.get(rel)
+        if waiting is not None and waiting != old:
+            if old is None:
+                continue
+            backlog.setdefault(waiting, None)
+        backlog[rel] = old
+
+
 def paths_of(planned: Planned) -> tuple[list[str], list[str]]:
     """The paths of a slice, and the vanished paths applied with them (`sync_paths`'s `gone`)."""
     return list(planned), [old for old in planned.values() if old is not None]
