@@ -122,3 +122,32 @@ def test_a_large_change_to_notes_whose_move_waits_in_the_backlog_keeps_their_old
             daemon._apply_paths(*paths_of(take(daemon._backlog, daemon_module.BULK_SLICE)))
         assert memory.index.scalar("SELECT count(*) FROM notes WHERE path LIKE 'Projects/%'") == 0
         _wait_for_parity(config, memory, tmp_path, timeout=0)
+
+
+def test_a_folder_moved_into_a_folder_then_moved_with_it_keeps_each_note_once(
+    running: tuple[Config, Memory, Daemon], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`mv Inbox Projects/Inbox; mv Projects Archive` under the daemon, notes of the same names
+    in both folders (an `index.md` in each subfolder): every note stays in the index, once."""
+    import vaultmind.daemon as daemon_module
+
+    config, memory, daemon = running
+    vault = config.vault
+    seen: list[SyncStats] = []
+    daemon.on_batch = lambda _what, stats: seen.append(stats)
+    for top in ("Inbox", "Projects"):
+        for i in range(15):
+            write(vault, f"{top}/s{i:02d}/index.md", f"# {top} {i}\n\nThe {top} note mentions lantern{i}.\n")
+    total = 30 + OTHERS
+    assert until(lambda: memory.index.scalar("SELECT count(*) FROM notes") == total, seconds=READY_S)
+    assert until(lambda: sum(s.added for s in seen) == 30, seconds=READY_S)
+    seen.clear()
+    monkeypatch.setattr(daemon_module, "BULK_SLICE", 20)
+    counts = _count_at_each_commit(memory, monkeypatch)
+    os.rename(vault / "Inbox", vault / "Projects" / "Inbox")
+    os.rename(vault / "Projects", vault / "Archive")
+    moved = "SELECT count(*) FROM notes WHERE path LIKE 'Archive/%'"
+    assert until(lambda: memory.index.scalar(moved) == 30, seconds=READY_S)
+    _wait_for_parity(config, memory, tmp_path)
+    assert set(counts) == {total}, f"notes in the index at each commit: {counts}"
+    assert sum(s.renamed for s in seen) == 30, [(s.added, s.deleted, s.renamed) for s in seen]
