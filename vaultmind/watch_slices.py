@@ -29,11 +29,12 @@ def plan_paths(vault: Path, rels: list[str], rules: IgnoreRules, index: Index, *
     """The paths of a batch, each folder's notes listed before it when the batch holds more
     than `bulk` notes: a folder moved into the vault whole is one event, and its sync read
     every note under it at once — a save made meanwhile waited for all of them, not for a
-    slice. The batch's other paths come first (a save in the same batch as the folder waits
-    for nothing), then the notes listed, each with the indexed note it most likely was before
-    a move (a renamed folder's old path names none of its notes: the index does), the folders
-    and the vanished paths last: a folder's sync after its notes stats them only (they are in
-    step by then) and takes out what it no longer holds."""
+    slice. The indexed notes gone that no note listed was paired with (deleted, as a save is)
+    and the batch's other paths come first (a save in the same batch as the folder waits for
+    nothing), then the notes listed, each with the indexed note it most likely was before a
+    move (a renamed folder's old path names none of its notes: the index does), the vanished
+    folders and the folders listed last: a folder's sync after its notes stats them only (they
+    are in step by then) and takes out what it no longer holds."""
     notes: dict[str, list[str]] = {}
     for rel in rels:
         folder = vault / rel
