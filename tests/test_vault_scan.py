@@ -252,3 +252,26 @@ def test_a_case_only_rename_is_a_rename_for_the_watcher_and_a_full_pass(tmp_path
         assert _paths(memory) == ["NOTE.md"]
         assert memory.index.query("SELECT content_hash, text FROM leaves ORDER BY ALL") == leaves
         assert dump_index(memory) == cold_rows(config, tmp_path)
+
+
+def test_a_linked_folder_whose_target_is_gone_is_reported(tmp_path: Path) -> None:
+    """A folder linked from outside the vault (`Work` → a drive since unplugged): its notes
+    leave the index, and `status` says why. A link to nothing was reported only when its name
+    is a note's (so that an editor's lock link `.#Note.md` is not): the linked folder's notes
+    went with no word said."""
+    vault, outside = tmp_path / "vault", tmp_path / "drive" / "Work"
+    write(vault, "start.md", "# Start\n\nThe first note.\n")
+    write(outside.parent, "Work/plan.md", "# Plan\n\nThe launch is in May.\n")
+    os.symlink(outside, vault / "Work")
+    (vault / "pic.png").symlink_to("nowhere.png")  # an attachment: not reported, as before
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert _paths(memory) == ["Work/plan.md", "start.md"]
+        outside.rename(outside.parent / "Work-unplugged")
+        memory.sync()
+        assert _paths(memory) == ["start.md"]
+        assert _problems(memory) == {("Work", "broken_symlink")}
+        (vault / "Work").unlink()
+        memory.sync_paths(["Work"])  # as the watcher hears of it
+        assert _problems(memory) == set()

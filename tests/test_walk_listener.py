@@ -28,9 +28,10 @@ def _shown(hits: list[dict[str, Any]]) -> list[tuple[str, str, float]]:
 
 
 def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: Path) -> None:
-    """"Where has Maria made friends?": Maria's "Glad you've got that close tie back.
-    Friends you can count on…" is short and holds the word, but is written of John's
-    roommate; her own account of the volunteers she met ranks first."""
+    """"Where has Maria made friends?": Maria's "Glad you two are close again. Having friends
+    you can call at midnight…" is short and holds the word, but is written of John's
+    roommate; her own account of the volunteers she met ranks first. Unscaled (`TO_LISTENER`
+    at 1.0), the words to John would rank first."""
     hits = _hits(
         vault,
         [
@@ -38,7 +39,7 @@ def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: P
                 "2024-05-02",
                 [
                     ("John Park", "My old college roommate and I reconnected last week, it felt like no time had passed."),
-                    ("Maria Lopez", "Glad you've got that close tie back. Friends you can count on change everything."),
+                    ("Maria Lopez", "Glad you two are close again. Having friends you can call at midnight makes a big difference."),
                     ("John Park", "It really does."),
                 ],
             ),
@@ -58,7 +59,7 @@ def test_the_named_authors_words_to_their_listener_tell_nothing_of_them(vault: P
         "Where has Maria made friends?",
     )
     assert hits[0]["author"] == "Maria Lopez" and "volunteers" in hits[0]["content"], _shown(hits)
-    written_to_john = next(h for h in hits if "Glad you've got" in h["content"])
+    written_to_john = next(h for h in hits if "Glad you two" in h["content"])
     assert written_to_john["breakdown"]["to_listener"] and not hits[0]["breakdown"]["to_listener"]
 
 
@@ -108,8 +109,9 @@ def test_tells_of_listener_reads_whom_each_sentence_is_written_to() -> None:
 def test_the_speakers_words_of_themselves_are_not_of_the_person_asked_about(vault: Path) -> None:
     """"What did Arne say about Wilma's store?" asks for Arne's words about Wilma's store: his
     "You picked a great corner for your store", not his account of his own ("I keep my store
-    notes…", which holds "store" twice and is shorter): that one keeps only part of its score
-    (`OF_SELF`). Asked about Arne's own store, his account is not scaled."""
+    notes…", which holds "store" three times): that one keeps only part of its score
+    (`OF_SELF`), and would rank first unscaled. Asked about Arne's own store, his account is
+    not scaled."""
     days = [
         (
             "2024-05-02",
@@ -123,7 +125,7 @@ def test_the_speakers_words_of_themselves_are_not_of_the_person_asked_about(vaul
             "2024-06-12",
             [
                 ("Wilma Rossi", "How is the dance studio going?"),
-                ("Arne Baker", "I keep my store notes on a whiteboard, my store plan is taking shape."),
+                ("Arne Baker", "I keep my store notes on a whiteboard, my store plan is taking shape, my store opens in May."),
                 ("Wilma Rossi", "Love that."),
             ],
         ),

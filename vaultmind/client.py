@@ -66,11 +66,12 @@ class DaemonClient:
             hint = error.get("hint") or (_TOO_LARGE_HINT if exc.code == 413 else None)
             raise cls(message, path=error.get("path"), hint=hint) from exc
         except (urllib.error.URLError, OSError) as exc:
-            if path != "/v1/health" and _timed_out(exc) and self._answers():
+            health = self._health() if path != "/v1/health" and _timed_out(exc) else None
+            if health is not None:
                 raise DaemonError(
                     f"the daemon at {self.base} is busy: no answer to {method} {path} within "
                     f"{timeout or self.timeout:g} s, though it is running",
-                    hint="it may be applying a large batch of changes (see its output); ask again in a moment",
+                    hint=_busy_with(health),
                 ) from exc
             raise DaemonError(
                 f"cannot reach the daemon at {self.base}: {exc}",
@@ -84,13 +85,24 @@ class DaemonClient:
                 hint="its daemon.json is stale; run the command again to work without it",
             ) from exc
 
-    def _answers(self) -> bool:
-        """Whether the daemon answers its health check at once (it is alive, only busy)."""
+    def _health(self) -> dict[str, Any] | None:
+        """The daemon's health check when it answers at once (it is alive, only busy), else None."""
         try:
-            self.call("GET", "/v1/health", timeout=HEALTH_TIMEOUT_S)
+            health = self.call("GET", "/v1/health", timeout=HEALTH_TIMEOUT_S)
         except DaemonError:
-            return False
-        return True
+            return None
+        return health if isinstance(health, dict) else {}
+
+
+def _busy_with(health: dict[str, Any]) -> str:
+    """What a busy daemon does, as its health check says: compacting its index file (which
+    holds every request but `status` and the health check), else most likely a large batch."""
+    compacting = health.get("compacting")
+    if isinstance(compacting, dict):
+        done, total = compacting.get("done"), compacting.get("total")
+        steps = f" (step {done} of {total})" if total else ""
+        return f"it is compacting its index file{steps}, which holds requests until it is done; ask again in a moment"
+    return "it may be applying a large batch of changes (see its output); ask again in a moment"
 
 
 def _encoded(body: dict[str, Any]) -> bytes:

@@ -39,7 +39,7 @@ from vaultmind.queue.workers import WorkerPool
 from vaultmind.starting import StartRecord
 from vaultmind.upkeep import TreeKeeper
 from vaultmind.vault.scan import folder_id
-from vaultmind.watch_slices import BULK_SLICE, Planned, paths_of, plan_paths, take
+from vaultmind.watch_slices import BULK_SLICE, Planned, add_planned, paths_of, plan_paths, take
 
 log = logging.getLogger(__name__)
 
@@ -364,7 +364,7 @@ class Daemon:
         planned = plan_paths(self.config.vault, rels, self.memory.syncer.rules, self.memory.index, bulk=BULK_SLICE)
         first = take(planned, BULK_SLICE)
         if planned:
-            self._backlog.update(planned)
+            add_planned(self._backlog, planned)
             self._backlog_changed()
         self._apply_paths(*paths_of(first))
 

@@ -102,7 +102,7 @@ def _sync(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None)
 
 
 def _reindex(memory: Memory, body: dict[str, Any], on_batch: OnBatch | None = None) -> Any:
-    stats = memory.reindex()
+    stats = memory.reindex(reopen=True)  # (a serving process: what the load left in DuckDB let go of)
     _heard(on_batch, "api reindex", stats)
     return {**stats.to_dict(), **memory.counts()}
 
@@ -185,6 +185,7 @@ def _health(memory: Memory, ready: bool, doing: Callable[[], str | None]) -> dic
         "vault": str(memory.config.vault),
         "ready": ready,
         "loading": memory.index.in_bulk,
+        "compacting": memory.index.compacting,  # its steps done and in all while a compaction holds the index
         "doing": None if ready else doing(),  # while starting: what it does
     }
 

@@ -7,7 +7,6 @@ async adapters run it in a worker thread.
 from __future__ import annotations
 
 import contextlib
-import gc
 import logging
 import threading
 import time
@@ -21,15 +20,13 @@ from vaultmind.config_reload import ConfigReload
 from vaultmind.derivers import build_derivers
 from vaultmind.embed.base import Embedder
 from vaultmind.embed.providers import create_embedder
-from vaultmind.errors import NotFound
-from vaultmind.index.allocator import release_freed_memory
+from vaultmind.errors import IndexUnavailable, NotFound
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.serving_pool import VECTORS_LOAD_LIMIT, ServingPool
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
 from vaultmind.model import Progress, SyncStats
-from vaultmind.retrieval.dense import question_vector
 from vaultmind.retrieval.search import search
 from vaultmind.shared_answer import SharedAnswers
 from vaultmind.sync import Syncer
@@ -48,17 +45,6 @@ YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
 SERVING_GC_THRESHOLD = 20_000
-
-
-def _load_read_path() -> None:
-    """Load the read path's lazy parts: its modules (some forty, their patterns compiled as
-    they are imported) and the English word list spelling checks against. Without this the
-    first question after a warm-up paid for them: 1-2 s on a loaded machine, against tens of
-    ms for the next."""
-    from vaultmind.retrieval import dispatch, walk  # noqa: F401  (imported for their loading)
-    from vaultmind.retrieval.spelling import english_words
-
-    english_words()
 
 
 class Memory:
@@ -93,6 +79,7 @@ class Memory:
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
         self._foreground_lock = threading.Lock()
         self._status_answers: SharedAnswers[dict[str, Any]] = SharedAnswers()  # one `status` at a time, shared
+        self._last_status: dict[str, Any] | None = None  # what a status says during a compaction (`while_compacting`)
         self._idle = threading.Event()
         self._idle.set()
         self._last_foreground = float("-inf")
@@ -149,13 +136,20 @@ class Memory:
 
     # -- write side ------------------------------------------------------------------------
 
-    def reindex(self) -> SyncStats:
+    def reindex(self, *, reopen: bool = False) -> SyncStats:
         """Full rebuild of the derived rows from the vault (embeddings cache kept), with the
-        ignore rules in force now and background upkeep paused, as `sync`."""
+        ignore rules in force now and background upkeep paused, as `sync`. `reopen`: a serving
+        process's (the API's reindex), which lets go of what DuckDB kept after the load as the
+        daemon's start-up rebuild does (`reopen_index`), before any sync takes the index again."""
         self.reload_ignores()
         with self.foreground(), self.sync_lock:
             stats = self.syncer.sync_all(rebuild=True)
             self.index.checkpoint()
+            if reopen:
+                try:
+                    self.reopen_index()
+                except IndexUnavailable as exc:  # rebuilt all the same; opened again in the background (`index.reopening`)
+                    log.warning("%s (%s)", exc, exc.hint)
             self._synced = self.index.generation
             return stats
 
@@ -269,38 +263,11 @@ class Memory:
             self.stopping.wait(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
 
     def warm(self) -> None:
-        """Load what queries and saves need (search structures, entity graph, registry) now
-        rather than on the first query or save. Questions need no NER model (`entities.query`).
-        A serving process, past its first sync, maps a static model's table from its file
-        (`StaticEmbedder.keep_as_stored`: not held between texts; it embeds questions and saves)."""
-        from vaultmind.embed.static import StaticEmbedder
-        from vaultmind.retrieval.people import query_entities
+        """Load what queries and saves need now rather than on the first query or save
+        (`warm_up.warm`)."""
+        from vaultmind.warm_up import warm
 
-        if self.serving_pool.serving and isinstance(self.embedder, StaticEmbedder):
-            self.embedder.keep_as_stored()
-        if self.vectors is not None and self.embedder is not None:
-            # The vectors first: before the model, so their load's temporaries and the model's
-            # tables (a static model's: ~60 MB) are never held at once (at 50k notes the daemon's
-            # start-up peaked while the vectors were clustered, the model loaded); and before the
-            # resident leaves, which are held for good once loaded, so they do not stand under the
-            # vectors' load and filing (at 50k notes after an upgrade's rebuild the daemon's
-            # warm-up peaked at 568 MiB filing the vectors after the leaves; in process on that
-            # index, the warm-up's peak 329–339 -> 313–315 MiB with the same memory after).
-            self.vectors.prepare()
-            vector, notice = question_vector(self, "warm up")  # a failure is remembered for the questions
-            if vector is not None:
-                self.vectors.search(vector, 1)
-            elif notice:  # Ollama down: questions are answered without dense search
-                log.warning("the embedding model did not answer the warm-up: %s", notice)
-        _ = self.leaves.document_frequency("")
-        _load_read_path()
-        if has_table(self.index, "occurrences"):
-            self.prepare_reads()
-            query_entities(self, "Warm Up")  # the registry and the known entities
-        self.serving_pool.evict()  # the blocks loading read are not needed again
-        release_freed_memory()
-        if self.serving_pool.serving:
-            _freeze_loaded()
+        warm(self)
 
     def entity_graph(self) -> EntityGraph:
         """The entity graph a question uses: as committed now; but while serving, the one
@@ -380,11 +347,13 @@ class Memory:
     # -- read side -------------------------------------------------------------------------
 
     def search(self, query: str, *, limit: int | None = None) -> dict[str, Any]:
+        self.index.try_reopening()  # each read: the file as it is now, once it can be opened again
         return search(self, query, limit=limit or self.config.search_limit)
 
     def walk(self, question: str, *, limit: int | None = None, reference_time: datetime | None = None) -> dict[str, Any]:
         from vaultmind.retrieval.walk import walk
 
+        self.index.try_reopening()
         return walk(self, question, limit=limit or self.config.search_limit, reference_time=reference_time)
 
     def query(self, mode: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -392,6 +361,7 @@ class Memory:
         `walk` and `search` without a `limit` return the vault's `[search] limit` of hits."""
         from vaultmind.retrieval.dispatch import run_mode
 
+        self.index.try_reopening()
         return run_mode(self, mode, args)
 
     def ingest_document(self, title: str, body: str, source_id: str, *, source_ref: str | None = None) -> dict[str, Any]:
@@ -457,29 +427,36 @@ class Memory:
 
         A status asked again before the index changed answers from the counts of the last
         (`status.read_counts`: kept per index generation), without reading the index again.
+        While a compaction holds the index, one answers at once from the last status's counts,
+        saying so (`status.while_compacting`).
         """
-        from vaultmind.status import read_counts, status_report, with_daemon
+        from vaultmind.status import (
+            compaction_holding,
+            read_counts,
+            status_report,
+            while_compacting,
+            with_daemon,
+        )
 
         def work_out() -> dict[str, Any]:
+            compacting = compaction_holding(self.index)
+            if compacting is not None:
+                return while_compacting(self.config, self._last_status, compacting)
             loading = self.loading
             counts, read = read_counts(self, loading=loading)
             if read:
                 self.serving_pool.evict()
-            return status_report(self, counts, loading=loading, take_notice=take_notice)
+            self._last_status = status_report(self, counts, loading=loading, take_notice=take_notice)
+            return self._last_status
 
-        report = self._status_answers.ask(take_notice, work_out)
+        compacting = self.index.compacting  # (a status already waiting for its turn must not hold this one)
+        if compacting is not None:
+            report = while_compacting(self.config, self._last_status, compacting)
+        else:
+            report = self._status_answers.ask(take_notice, work_out)
         if self.serving_report is not None:
             report = with_daemon(report, self.serving_report())
         return report
-
-
-def _freeze_loaded() -> None:
-    """Move every object alive now (what warming loaded: structures, caches, models) out of the
-    collector's reach for the process's life (`gc.freeze`): its collections then scan only what
-    requests make. Objects freed later by reference counting still go; only cycles among
-    them would stay."""
-    gc.collect()
-    gc.freeze()
 
 
 class _Stopping(Exception):

@@ -58,7 +58,8 @@ class Syncer(Applier):
         `changes_only`: a question's sync (one answered without a daemon, `cli/query.py`),
         which must see every note changed and nothing more: when the scan finds the index in
         step (`_in_step`) it ends there — no transaction, no vectors' backlog (left to
-        `vaultmind sync` and the daemon: a question must not wait for it), no problems read.\n        (At 10k notes that pass cost a question ~0.3 s more than the scan.)"""
+        `vaultmind sync` and the daemon: a question must not wait for it), no problems read.
+        (At 10k notes that pass cost a question ~0.3 s more than the scan.)"""
         started = time.perf_counter()
         self._embed_failed = False
         if self.index.get_meta("needs_rebuild"):

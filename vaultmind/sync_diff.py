@@ -76,28 +76,33 @@ def moved_from(gone: Iterable[str], new: Iterable[str]) -> dict[str, str]:
     keeps its name under the folder). A guess from names only, made before any file is read:
     it says which removal goes with which write (in the same apply batch, the same slice of a
     large change, so a moved note is never missing nor there twice); whether it is a rename
-    is the content hash's to say (`diff_loaded`)."""
-    by_name: dict[str, list[str]] = {}
-    for path in sorted(new):
-        by_name.setdefault(path.rpartition("/")[2], []).append(path)
+    is the content hash's to say (`diff_loaded`).
+
+    The pairs that share the longest tail of folder names are made first (`_by_tail`), so a
+    path is not taken by one that shares only its file name from the one that shares its
+    folder too; within a tail, in path order (the same pairs whatever order the paths come
+    in). Each path is looked up once per folder level, not compared with every path of its
+    name: a vault's 1,000 `index.md` moved took a second, its 3,000 seven."""
+    olds = {path: path.split("/") for path in sorted(set(gone))}
+    news = {path: path.split("/") for path in sorted(set(new) - set(olds))}
     moved: dict[str, str] = {}
-    for old in sorted(gone):
-        candidates = by_name.get(old.rpartition("/")[2])
-        if candidates:
-            best = max(candidates, key=lambda path: _common_tail(path, old))  # the first of the best
-            candidates.remove(best)
-            moved[best] = old
+    for depth in range(max((len(parts) for parts in olds.values()), default=0), 0, -1):
+        waiting = _by_tail({path: parts for path, parts in news.items() if len(parts) >= depth}, depth)
+        for old, parts in list(olds.items()):
+            candidates = waiting.get(tuple(parts[-depth:])) if len(parts) >= depth else None
+            if candidates:
+                path = candidates.pop()
+                moved[path] = old
+                del olds[old], news[path]
     return moved
 
 
-def _common_tail(a: str, b: str) -> int:
-    """How many trailing path components `a` and `b` share."""
-    shared = 0
-    for x, y in zip(reversed(a.split("/")), reversed(b.split("/")), strict=False):
-        if x != y:
-            break
-        shared += 1
-    return shared
+def _by_tail(paths: dict[str, list[str]], depth: int) -> dict[tuple[str, ...], list[str]]:
+    """`paths` by their last `depth` names, each list in reverse path order (`pop` takes the first)."""
+    out: dict[tuple[str, ...], list[str]] = {}
+    for path, parts in reversed(paths.items()):
+        out.setdefault(tuple(parts[-depth:]), []).append(path)
+    return out
 
 
 def diff_loaded(

@@ -29,11 +29,12 @@ def plan_paths(vault: Path, rels: list[str], rules: IgnoreRules, index: Index, *
     """The paths of a batch, each folder's notes listed before it when the batch holds more
     than `bulk` notes: a folder moved into the vault whole is one event, and its sync read
     every note under it at once — a save made meanwhile waited for all of them, not for a
-    slice. The batch's other paths come first (a save in the same batch as the folder waits
-    for nothing), then the notes listed, each with the indexed note it most likely was before
-    a move (a renamed folder's old path names none of its notes: the index does), the folders
-    and the vanished paths last: a folder's sync after its notes stats them only (they are in
-    step by then) and takes out what it no longer holds."""
+    slice. The indexed notes gone that no note listed was paired with (deleted, as a save is)
+    and the batch's other paths come first (a save in the same batch as the folder waits for
+    nothing), then the notes listed, each with the indexed note it most likely was before a
+    move (a renamed folder's old path names none of its notes: the index does), the vanished
+    folders and the folders listed last: a folder's sync after its notes stats them only (they
+    are in step by then) and takes out what it no longer holds."""
     notes: dict[str, list[str]] = {}
     for rel in rels:
         folder = vault / rel
@@ -70,6 +71,21 @@ def take(planned: Planned, count: int = BULK_SLICE) -> Planned:
     for rel in first:
         del planned[rel]
     return first
+
+
+def add_planned(backlog: Planned, planned: Planned) -> None:
+    """Add the paths of a later batch to those still waiting (`backlog`), no vanished path
+    dropped: a moved note still waiting with the path it left, planned again with none (a sync
+    tool touched it, in a batch of its own), keeps that path — it was replaced by none, and the
+    old path stayed in the index, the note there twice, until the next whole-vault pass. Paired
+    anew with another, the one it had is planned on its own (synced, it is removed)."""
+    for rel, old in planned.items():
+        waiting = backlog.get(rel)
+        if waiting is not None and waiting != old:
+            if old is None:
+                continue
+            backlog.setdefault(waiting, None)
+        backlog[rel] = old
 
 
 def paths_of(planned: Planned) -> tuple[list[str], list[str]]:

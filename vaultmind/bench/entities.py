@@ -26,7 +26,7 @@ from typing import Any
 import pyarrow as pa
 
 from vaultmind.entities.graph import EntityDeriver
-from vaultmind.entities.ner import NerEngine
+from vaultmind.entities.ner import NER_BATCH, NerEngine
 from vaultmind.entities.registry_store import load_registry
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.index.arrow import insert_arrow
@@ -95,8 +95,9 @@ def synthetic_text(rng: random.Random, sentences: int = 3) -> str:
     return " ".join(parts)
 
 
-def bench_ner(texts: int = 400, *, seed: int = 0, model: str = "auto", batch: int = 64) -> dict[str, Any]:
-    """NER throughput of the configured spaCy model (texts/s and chars/s after loading)."""
+def bench_ner(texts: int = 400, *, seed: int = 0, model: str = "auto", batch: int = NER_BATCH) -> dict[str, Any]:
+    """NER throughput of the configured spaCy model (texts/s and chars/s after loading), in
+    batches of `batch` texts (`[entities] ner_batch`'s default: what vaultmind runs)."""
     engine = NerEngine(model, batch=batch)
     if not engine.available:
         return {"available": False, "message": engine.status()["message"]}
@@ -113,6 +114,7 @@ def bench_ner(texts: int = 400, *, seed: int = 0, model: str = "auto", batch: in
         "available": True,
         "model": engine.model_id,
         "texts": texts,
+        "batch": engine.batch,
         "mean_chars": round(chars / texts, 1),
         "load_s": round(load_s, 3),
         "seconds": round(seconds, 3),

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.cli.output import emit
-from vaultmind.errors import by_ctrl_c
+from vaultmind.errors import CtrlC, by_ctrl_c
 from vaultmind.eval import DEFAULT_MODE, MODES
 
 if TYPE_CHECKING:
@@ -120,12 +120,17 @@ class _Kept:
 @contextmanager
 def _sigterm_as_ctrl_c() -> Iterator[None]:
     """SIGTERM (a timeout's kill, `kill PID`) taken as Ctrl-C for the run, so its temporary
-    vault is removed and what was answered is said, rather than the process ending at once."""
-    if threading.current_thread() is not threading.main_thread():
+    vault is removed and what was answered is said, rather than the process ending at once.
+    It is recorded as Ctrl-C is (`CtrlC.seen`): DuckDB stopped by it may raise an error of its
+    own with nothing chained, which `by_ctrl_c` then reads as the stop it is. A SIGTERM that is
+    ignored, or handled by the program that runs the command, is left to it, as the command
+    line leaves such a SIGINT."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
         yield
         return
 
     def stop(_signo: int, _frame: object) -> None:
+        CtrlC.seen = True
         raise KeyboardInterrupt
 
     before = signal.signal(signal.SIGTERM, stop)

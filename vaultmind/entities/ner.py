@@ -185,8 +185,10 @@ class NerEngine:
     @property
     def misnamed(self) -> bool:
         """Whether the setting names a model (not "auto", not off) that is not installed: a
-        typo, most often, which installing the usual model would not mend."""
-        return self.package is None and self.setting.lower() not in OFF_VALUES | {"auto"}
+        typo, most often, which installing the usual model would not mend. An official package
+        with a re-upload (`REPACKAGED`) is named right: installing the re-upload mends it."""
+        named = self.setting.lower() not in OFF_VALUES | {"auto"} and self.setting not in REPACKAGED
+        return self.package is None and named
 
     @property
     def available(self) -> bool:

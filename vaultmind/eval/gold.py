@@ -73,7 +73,9 @@ class PreparedSample:
 
 
 def load_qa_file(path: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
-    """The records of a flat QA file (JSON lines with sample_id, qa_index, question, evidence)."""
+    """The records of a flat QA file (JSON lines with sample_id, qa_index, question, evidence).
+    A file without any is an error: the run would take every question's evidence from the
+    data file instead, though a QA file was given (or found next to it)."""
     file = Path(path)
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
@@ -95,6 +97,12 @@ def load_qa_file(path: str | Path) -> dict[tuple[str, int], dict[str, Any]]:
                 hint="each line is an object with sample_id, qa_index, question and evidence",
             ) from None
         out[key] = record
+    if not out:
+        raise IngestError(
+            "the QA file holds no question record",
+            path=file,
+            hint="each line is an object with sample_id, qa_index, question and evidence",
+        )
     return out
 
 

@@ -110,7 +110,7 @@ def waste(con: duckdb.DuckDBPyConnection, path: Path) -> Waste:
 
 @dataclass(frozen=True)
 class Compacted:
-    """The file's size before and after, and the rows copied by table."""
+    """The index's bytes on disk (file and WAL, `on_disk`) before and after, and the rows copied by table."""
 
     before_bytes: int
     after_bytes: int
@@ -118,6 +118,14 @@ class Compacted:
 
     def to_dict(self) -> dict[str, object]:
         return {"before_bytes": self.before_bytes, "after_bytes": self.after_bytes, "rows": dict(self.rows)}
+
+
+def on_disk(path: Path) -> int:
+    """The index's bytes on disk: its file and its WAL. The file alone misleads across a
+    compaction, whose opening checkpoint first folds the WAL into it: a daemon's log said
+    "26.8 → 29.0 MB" for a compaction that gave back 8 MB of file and WAL together."""
+    wal = Path(f"{path}.wal")
+    return path.stat().st_size + (wal.stat().st_size if wal.exists() else 0)
 
 
 def copy_path(path: Path) -> Path:
@@ -146,7 +154,7 @@ def compact(
     stopping) it is given up before the next table's rows, `SyncStopped`: at 50k notes the
     copy takes up to a minute, which the daemon's exit would otherwise wait for."""
     step = progress or (lambda phase, done, total: None)
-    before = path.stat().st_size
+    before = on_disk(path)
     remove_stale_copy(path)
     copy = copy_path(path)
     con.execute("CHECKPOINT")
@@ -184,8 +192,8 @@ def compact(
         if not replaced:
             remove_stale_copy(path)
         reopen(settings)
-    after = path.stat().st_size
-    log.info("compacted %s: %.1f → %.1f MB", path, before / 2**20, after / 2**20)
+    after = on_disk(path)
+    log.info("compacted %s: %.1f → %.1f MB (with its WAL)", path, before / 2**20, after / 2**20)
     return Compacted(before, after, rows)
 
 

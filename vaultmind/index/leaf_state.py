@@ -29,7 +29,10 @@ class LeafState:
 
     def __init__(self, index: Index):
         self.index = index
-        self._lock = threading.Lock()
+        # reentrant: a load's first statement may open the index file again after a failed
+        # reopen (`index.reopening`), which tells this structure, whose lock the load holds, to
+        # load again (`apply`); the load goes on, reading the file as it is open now
+        self._lock = threading.RLock()
         self._loaded = False
         self._rows = RowIds()
         self._note: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # code into _notes, per row

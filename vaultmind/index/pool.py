@@ -44,3 +44,10 @@ def size_bytes(text: str) -> float:
         return float(number) * _UNITS[value[len(number) :].strip()]
     except (KeyError, ValueError):
         return float("inf")
+
+
+def beyond_cache(held: dict[str, int]) -> int:
+    """Bytes DuckDB holds (`Index.duckdb_memory`) beyond its cache of stored blocks
+    (`BASE_TABLE`): rows written but not committed or checkpointed, indexes, strings — which a
+    smaller pool can set out only by spilling them to temporary files."""
+    return sum(used for tag, used in held.items() if tag != "BASE_TABLE")

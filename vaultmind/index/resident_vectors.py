@@ -68,7 +68,7 @@ class ResidentVectors(VectorRows):
     def __init__(self, index: Index, model_id: str):
         self.index = index
         self.model_id = model_id
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # reentrant, as the leaves' (`leaf_state.LeafState`): a load may open the file again
         self._loaded = False
         self._rows = RowIds()
         super().__init__(index.path.parent if index.path is not None else None)

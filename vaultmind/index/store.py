@@ -28,12 +28,11 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
-from vaultmind.index.connection import settings_of
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
 from vaultmind.index.opening import first_line, open_file, open_in_memory
-from vaultmind.index.pool import limit_setting, out_of_memory, size_bytes
+from vaultmind.index.pool import beyond_cache, limit_setting, out_of_memory, size_bytes
 from vaultmind.index.quarantine import fresh_index
 from vaultmind.index.reopening import Reconnecting
 from vaultmind.index.schema import derived_tables
@@ -90,6 +89,8 @@ class Index(Reconnecting):
         self._handled: list[BaseException] = []  # the errors that made `_replace` run, for nested guards
         self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
         self.vector_widths: dict[str, int] = {}  # model id → the one dimension of its stored vectors, once checked
+        # while `compact` copies the file (the lock held throughout): its steps done and in all
+        self.compacting: dict[str, int] | None = None
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -123,23 +124,23 @@ class Index(Reconnecting):
 
     def compact(self, progress: Progress | None = None, stopping: threading.Event | None = None) -> Compacted:
         """The file copied into a new one put in its place (`compact`): the space churn left
-        unused given back, every row kept. Views stay: their rows are the same."""
+        unused given back, every row kept. Views stay: their rows are the same. Its steps are
+        in `compacting` meanwhile, which a status reads without waiting for the lock."""
         if self.path is None:
             return Compacted(0, 0, {})
         with self.lock:
             self._sizes = None  # counted again from the compacted file
-            return compact(self.con, self.path, self._reopen, progress, stopping)
 
-    def reopen(self) -> None:
-        """Close the connection (its checkpoint) and open the file again with its settings: a
-        database keeps memory after a whole-vault load that no eviction lets go (at 50k notes
-        294 -> 280 MiB). Every use of `con` holds the lock, which this holds throughout."""
-        if self.path is None:
-            return
-        with self.lock:
-            settings = settings_of(self.con)
-            self.con.close()
-            self._reopen(settings)
+            def step(phase: str, done: int, total: int) -> None:
+                self.compacting = {"done": done, "total": total}
+                if progress is not None:
+                    progress(phase, done, total)
+
+            self.compacting = {"done": 0, "total": 0}
+            try:
+                return compact(self.con, self.path, self._reopen, step, stopping)
+            finally:
+                self.compacting = None
 
     def __enter__(self) -> Index:
         return self
@@ -247,16 +248,14 @@ class Index(Reconnecting):
                 self._con.close()
             log.error("the %s (%s): %s; moving it aside", why, self.path, first_line(exc))
             self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({first_line(exc)})")
-            self._tables = None
-            self._views.clear()
             self._bulk = False
-            self._sizes = None
             self.replaced += 1
-            self._changed()
+            self._read_again()
             return moved, kept
 
     def _read_again(self) -> None:
-        """Forget what was read from the file: opened again, it may hold what another process wrote."""
+        """Forget what was read from the file: another one now (`_replace`), or opened again
+        after a failed reopen, when it may hold what another process wrote (`Reconnecting`)."""
         self._tables = None
         self._views.clear()
         self._sizes = None
@@ -407,8 +406,8 @@ class Index(Reconnecting):
         with self.lock, self.replaced_when_broken():
             held = self.duckdb_memory()
             above = sum(held.values()) + SMALL_POOL_HEADROOM
-            beyond_cache = _beyond_cache(held)
-            pools: list[str | None] = [limit] if beyond_cache < size_bytes(limit) else []
+            uncached = beyond_cache(held)
+            pools: list[str | None] = [limit] if uncached < size_bytes(limit) else []
             if above > size_bytes(limit):
                 pools.append(f"{math.ceil(above / 1024)}KiB")
             for pool in (*pools, None):  # None: the pool as it is
@@ -488,7 +487,7 @@ class Index(Reconnecting):
         detected in segment statistics update", on the same notes that loaded another time."""
         if not self._bulk:
             return EVICT_LIMIT
-        floor = _beyond_cache(self.duckdb_memory()) + EVICT_MARGIN
+        floor = beyond_cache(self.duckdb_memory()) + EVICT_MARGIN
         return f"{math.ceil(max(size_bytes(EVICT_LIMIT), floor) / 1024)}KiB"
 
     def get_meta(self, key: str) -> str | None:
@@ -497,11 +496,3 @@ class Index(Reconnecting):
 
     def set_meta(self, con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
         put_meta(con, key, value)
-
-
-def _beyond_cache(held: dict[str, int]) -> int:
-    """Bytes DuckDB holds (`Index.duckdb_memory`) beyond its cache of stored blocks
-    (`BASE_TABLE`): rows written but not committed or checkpointed, indexes, strings — which a
-    smaller pool can set out only by spilling them to temporary files."""
-    return sum(used for tag, used in held.items() if tag != "BASE_TABLE")
-

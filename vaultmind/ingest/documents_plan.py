@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -27,14 +28,30 @@ from vaultmind.vault.layout import SOURCES_DIR
 _H1_RE = re.compile(r"#[ \t]+\S")
 
 
+@lru_cache(maxsize=1)
+def _text_and_heading(title: str, text: str) -> tuple[str, str]:
+    """A document's text as its note holds it (line breaks as \\n, no control characters, no
+    blank lines around), and the title to head it with ("" when it opens with a heading of its
+    own or has none). Made once per document: a plan asks for its body and hashes again and
+    again (a 5 MB file took ~0.2 s each time); the last one is kept, until an ingest ends
+    (`forget_bodies`)."""
+    body = note_text(text).strip("\n")
+    first = next((line for line in body.split("\n") if line.strip()), "")
+    title = " ".join(title.split())
+    return body, title if title and not _H1_RE.match(first) else ""
+
+
+def forget_bodies() -> None:
+    """Let go of the last document's body `_text_and_heading` keeps (at the end of an ingest)."""
+    _text_and_heading.cache_clear()
+
+
 def doc_body(doc: DocumentInput, heading: Callable[[str], str] = title_heading) -> str:
     """The body a document's note holds: line breaks as \\n, no control characters (as the note
     is written, so an unchanged file compares equal: a form feed had made a new version each time),
     under its title's `heading` when it opens with none (escaped: "#ops notes" tags nothing)."""
-    body = note_text(doc.body).strip("\n")
-    first = next((line for line in body.split("\n") if line.strip()), "")
-    title = " ".join(doc.title.split())
-    if title and not _H1_RE.match(first):
+    body, title = _text_and_heading(doc.title, doc.body)
+    if title:
         body = f"{heading(title)}\n\n{body}" if body else heading(title)
     return body + "\n" if body else ""
 
@@ -70,7 +87,10 @@ def _render_document(doc: DocumentInput, version: int, time_start: str | None, t
 def document_note_bytes(doc: DocumentInput) -> int:
     """About the size of the note a document is written as (a later version's number and times
     may add a few bytes)."""
-    return len(_render_document(doc, 1, doc.modified, doc.modified)) + 64
+    try:
+        return len(_render_document(doc, 1, doc.modified, doc.modified)) + 64
+    finally:
+        forget_bodies()  # a document refused for its size is not kept
 
 
 def doc_folder(doc: DocumentInput, *, earlier: bool = False) -> str:

@@ -55,7 +55,14 @@ from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.ingest.agent_earlier import as_hashed_session
-from vaultmind.ingest.documents_plan import doc_body, doc_folder, doc_notes, file_ref, plan_document
+from vaultmind.ingest.documents_plan import (
+    doc_body,
+    doc_folder,
+    doc_notes,
+    file_ref,
+    forget_bodies,
+    plan_document,
+)
 from vaultmind.ingest.errors import IngestError
 from vaultmind.ingest.grouping import group_batches
 from vaultmind.ingest.held import Existing
@@ -269,6 +276,13 @@ def write_batches(
 def write_documents(vault: Path, docs: Sequence[DocumentInput], *, progress: Progress | None = None) -> IngestReport:
     """Write documents as source notes: one per `source_id`, `version` + 1 on each change;
     `progress("planning" | "writing", done, total)` as they are planned and written."""
+    try:
+        return _write_documents(vault, docs, progress)
+    finally:
+        forget_bodies()  # the last document's note body, kept while it was planned
+
+
+def _write_documents(vault: Path, docs: Sequence[DocumentInput], progress: Progress | None) -> IngestReport:
     plan = Plan(Path(vault))
     # two files of one derived id are two documents — unless one is a copy of the other's text;
     # files giving themselves one id are one document, the last one given

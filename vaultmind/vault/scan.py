@@ -15,7 +15,7 @@ import stat as stat_mod
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from vaultmind.model import FileStat, Problem
 from vaultmind.vault.atomic import is_temp_name
@@ -234,6 +234,17 @@ def _listing(
     return iter(entries), rel_dir
 
 
+def _may_be_indexed(rel: str, rules: IgnoreRules) -> bool:
+    """Whether a symlink to nothing at `rel` may have led to what the vault indexes, and is
+    reported: what it was meant to be is unknown, so a name the rules would index as a note, or
+    one with no suffix they would enter as a folder (`Work` linked to a drive since unplugged:
+    its notes leave the index, and `status` says why). Not an editor's lock `.#Note.md` (hidden:
+    the watcher would not hear of its removal, and the report would stand) nor a `pic.png`."""
+    if is_note(rel):
+        return not rules.ignores_file(rel) and not rules.ignores_dir(rel)
+    return not PurePosixPath(rel).suffix and not rules.ignores_dir(rel)
+
+
 def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanResult, seen: _Seen) -> str | None:
     """Record one entry of a folder; the folder path (`rel/`) to walk next when it is a folder to enter."""
     if not is_utf8(entry.name):  # bytes the file system gave that are not UTF-8 (an old archive's Latin-1)
@@ -254,10 +265,7 @@ def _visit(entry: os.DirEntry[str], rel: str, rules: IgnoreRules, result: ScanRe
     except FileNotFoundError:
         if not is_link:
             return None  # vanished while scanning: the next event will tell
-        # what a link to nothing was meant to be is unknown: said only when its name is a
-        # note's, one the rules would index (an editor's lock `.#Note.md` is hidden; its ignored
-        # removal would leave the problem standing)
-        if is_note(rel) and not rules.ignores_file(rel) and not rules.ignores_dir(rel):
+        if _may_be_indexed(rel, rules):
             result.problems.append(Problem(rel, "broken_symlink", "symlink points to nothing; skipped"))
         else:
             result.other_files += 1
