@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import socket
 import struct
@@ -448,3 +449,76 @@ def test_a_refused_request_is_answered_though_its_body_was_still_being_sent(memo
     finally:
         server.stop()
     assert memory.index.scalar("SELECT count(*) FROM notes") == 0
+
+
+def test_a_refused_request_that_waits_to_be_told_to_send_its_body_is_answered_at_once(memory: Memory) -> None:
+    """A client that sends `Expect: 100-continue` (curl does, for a body over 1 MB) sends its body
+    only when told to, or once its own wait passes: a refused request is answered at once, not
+    after the server waited for a body that never came (a minute, then the connection closed
+    with no answer) or for the client's wait to pass and the whole body to be read."""
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        for path, token, status in (("/v1/nowhere", "secret", b" 404 "), ("/v1/sync", "stale", b" 401 ")):
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+                conn.sendall(
+                    f"POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n"
+                    "Content-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n".encode()
+                )
+                answer = b""
+                while chunk := conn.recv(65536):  # (a socket timeout here: no answer within 10 s)
+                    answer += chunk
+            assert status in answer.split(b"\r\n", 1)[0] and b'"hint"' in answer
+    finally:
+        server.stop()
+
+
+def test_a_refused_body_trickled_in_is_read_for_a_bounded_time(memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The body of a refused request is read before the answer, so a client still sending it is
+    not cut off — for `DRAIN_S` at most: one that sends a byte now and then (a request with no
+    token too) held a thread for as long as it went on, its answer never given."""
+    monkeypatch.setattr(http_api, "DRAIN_S", 1.0)
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    stop = threading.Event()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(b"POST /v1/sync HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000000\r\n\r\n")
+
+            def trickle() -> None:
+                with contextlib.suppress(OSError):
+                    while not stop.wait(0.05):
+                        conn.sendall(b" ")
+
+            sender = threading.Thread(target=trickle)
+            sender.start()
+            started = time.monotonic()
+            try:
+                answer = conn.recv(65536)  # (a socket timeout here: no answer within 10 s)
+            except ConnectionResetError:  # the answer, then the body left unread: the reset may come first
+                answer = b""
+            assert time.monotonic() - started < 8
+            assert answer == b"" or answer.split(b"\r\n", 1)[0].endswith(b" 401 Unauthorized"), answer[:200]
+            stop.set()
+            sender.join(10)
+    finally:
+        stop.set()
+        server.stop()
+
+
+def test_a_refused_request_whose_body_never_comes_is_answered_after_the_drains_bound(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client that announces a body and sends none (it waits for the answer first) is
+    answered once `DRAIN_S` has passed, not left with no answer when the socket's timeout
+    (`SOCKET_TIMEOUT_S`, a minute) ended the wait for the body."""
+    monkeypatch.setattr(http_api, "DRAIN_S", 1.0)
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as conn:
+            conn.sendall(b"POST /v1/nowhere HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n")
+            answer = conn.makefile("rb").read()  # (a socket timeout here: no answer within 10 s)
+        assert answer.split(b"\r\n", 1)[0].endswith(b" 404 Not Found") and b'"hint"' in answer, answer[:200]
+    finally:
+        server.stop()

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -109,7 +111,7 @@ def test_a_daemon_starts_while_the_server_runs_and_then_answers_its_calls(tmp_pa
 
 
 def _held(vault: Path, **timing: float) -> Any:
-    (vault / ".vaultmind").mkdir()
+    (vault / ".vaultmind").mkdir(parents=True)
     write(vault, "Boat.md", "# Boat\n\nThe red kayak came from Harbor Sports.\n")
     config = load_config(vault, embed_provider="none")
     held = held_memory(config)
@@ -145,9 +147,9 @@ def test_the_kept_index_is_let_go_after_a_while_without_a_call(vault: Path) -> N
         held.close()
 
 
-def test_a_request_older_than_the_open_asks_nothing_and_a_failed_call_lets_the_index_go(vault: Path) -> None:
-    """A request a process left while the daemon held the file (it is not taken away then) must
-    not make every later server let its index go at once."""
+def test_a_request_standing_at_the_open_asks_nothing_and_a_failed_call_lets_the_index_go(vault: Path) -> None:
+    """A request a process left (one that crashed while it waited) must not make every later
+    server let its index go at once."""
     held = _held(vault, poll_s=0.02)
     index = vault / ".vaultmind" / "index.duckdb"
     wanted_path(index).write_text("1\n", encoding="utf-8")
@@ -176,3 +178,113 @@ def test_a_call_running_keeps_the_index_until_it_ends_when_another_process_asks(
         assert not wanted_path(index).exists()
     finally:
         held.close()
+
+
+def _hold_in_another_process(index: Path, seconds: float) -> subprocess.Popen[str]:
+    """A process that holds the index's file for `seconds` (as a command run without the daemon)."""
+    code = "import sys, time, duckdb; c = duckdb.connect(sys.argv[1]); print('held', flush=True); time.sleep(float(sys.argv[2])); c.close()"
+    proc = subprocess.Popen([sys.executable, "-c", code, str(index), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_the_servers_own_wait_for_the_file_asks_it_nothing(vault: Path) -> None:
+    """The server's open waits for a file another process holds, asking for it as every waiter
+    does: that request, its own, must not make it let the file go once it has it (the next call
+    opened and loaded the index again)."""
+    held = _held(vault, poll_s=0.02)
+    index = vault / ".vaultmind" / "index.duckdb"
+    try:
+        _used(held)
+        held.close()
+        holder = _hold_in_another_process(index, 1.0)
+        try:
+            _used(held)  # waits for the file, and asks for it
+        finally:
+            holder.wait(30)
+            assert holder.stdout is not None
+            holder.stdout.close()
+        assert not wanted_path(index).exists()  # the wait's request withdrawn once it had the file
+        time.sleep(0.3)
+        assert held.held and held.opened == 2
+    finally:
+        held.close()
+
+
+def test_a_process_waiting_for_the_file_gets_it_though_calls_keep_coming(vault: Path) -> None:
+    """The server lets the file go to a process that asks, and a call coming right after must
+    not open it again before that process's next try (a request is taken away with the file it
+    asked for: the process then waited its 10 s and failed, the index "in use by another
+    vaultmind process", while an agent asked one question after another)."""
+    held = _held(vault, poll_s=0.02)
+    index = vault / ".vaultmind" / "index.duckdb"
+    _used(held)
+    stop = threading.Event()
+
+    def calls() -> None:
+        while not stop.is_set():
+            with held.memory() as memory:
+                memory.index.scalar("SELECT count(*) FROM notes")
+                time.sleep(0.05)
+            time.sleep(0.005)
+
+    caller = threading.Thread(target=calls)
+    caller.start()
+    try:
+        code = "import sys; from pathlib import Path; from vaultmind.index.connection import connect; connect(Path(sys.argv[1]), 6.0).close()"
+        done = subprocess.run([sys.executable, "-c", code, str(index)], capture_output=True, text=True, timeout=60, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        stop.set()
+        caller.join(60)
+        held.close()
+    assert not wanted_path(index).exists()
+
+
+def test_a_vault_moved_or_put_back_from_a_copy_while_its_index_is_kept_is_opened_again(tmp_path: Path) -> None:
+    """The kept index is the file that was opened: a vault moved away meanwhile is said to be
+    missing at the next call (it answered from the moved file, the notes' paths no longer
+    there), and one put back from a copy is answered from the copy's index."""
+    from vaultmind.errors import VaultError
+
+    vault = tmp_path / "vault"
+    held = _held(vault, poll_s=0.02)
+    try:
+        _used(held)
+        vault.rename(tmp_path / "moved")
+        with pytest.raises(VaultError, match="does not exist"), held.memory():
+            pass
+        shutil.copytree(tmp_path / "moved", vault)
+        write(vault, "Pets/Axolotl.md", "# Axolotl\n\nThe axolotlgrid sensor sits in tank four.\n")
+        memory = _used(held)
+        assert held.opened == 2 and memory.index.scalar("SELECT count(*) FROM notes") == 2
+        _used(held)
+        assert held.opened == 2  # the same file: kept
+    finally:
+        held.close()
+    with Memory.open(load_config(tmp_path / "moved", embed_provider="none")) as moved:
+        assert moved.index.scalar("SELECT count(*) FROM notes") == 1  # no note of the copy's synced into it
+
+
+def test_a_wait_that_gives_up_withdraws_its_request(vault: Path) -> None:
+    """A command that waited out its wait and failed leaves no request: a server in a long call
+    would let the index go after it for nobody. A single try, retried later, leaves it."""
+    from vaultmind.errors import IndexBusy
+    from vaultmind.index.connection import connect
+
+    held = _held(vault)
+    index = vault / ".vaultmind" / "index.duckdb"
+    _used(held)
+    held.close()
+    holder = _hold_in_another_process(index, 2.0)
+    try:
+        with pytest.raises(IndexBusy):
+            connect(index, wait_s=0.3)
+        assert not wanted_path(index).exists()
+        with pytest.raises(IndexBusy):  # a single try (a daemon's background retry): left for the next
+            connect(index, wait_s=0.0)
+        assert wanted_path(index).exists()
+    finally:
+        holder.wait(30)
+        assert holder.stdout is not None
+        holder.stdout.close()

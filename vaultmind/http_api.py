@@ -54,6 +54,9 @@ STOP_WAIT_S = 30.0
 # How long a connection may be silent while the server waits for the rest of a request (or the
 # next request on a kept-alive connection); the time a route takes to answer is not bounded by it.
 SOCKET_TIMEOUT_S = 60.0
+# How long an answer given without reading the request's body (a refusal) reads the body first
+# (`_drop_unread_body`): 82 MiB come over a loopback in well under a second
+DRAIN_S = 30.0
 
 
 class ApiServer:
@@ -153,30 +156,34 @@ class _LengthRequired(UsageError):
     """A body sent without a Content-Length (chunked): answered 411, never read as empty."""
 
 
-def _drain_chunks(rfile: Any, limit: int) -> None:
-    """Read (and drop) a chunked body up to `limit` bytes (`_drop_unread_body`). A malformed or
-    longer body is left unread."""
+def _drain_chunks(rfile: Any, limit: int, deadline: float) -> bool:
+    """Read (and drop) a chunked body up to `limit` bytes, until `deadline` (`_drop_unread_body`);
+    whether it was read to its end. A malformed, longer or slower body is left unread."""
     total = 0
-    while True:
+    while time.monotonic() < deadline:
         line = rfile.readline(1024)
         try:
             size = int(line.split(b";", 1)[0].strip(), 16)
         except ValueError:
-            return
-        if size == 0:
-            while rfile.readline(1024) not in (b"\r\n", b"\n", b""):  # the trailer, up to its blank line
-                pass
-            return
+            return False
+        if size == 0:  # the trailer, up to its blank line
+            while time.monotonic() < deadline:
+                if rfile.readline(1024) in (b"\r\n", b"\n", b""):
+                    return True
+            return False
         total += size
-        if size < 0 or total > limit:
-            return
-        _drain(rfile, size + 2)  # the chunk and its CRLF
+        if size < 0 or total > limit or not _drain(rfile, size + 2, deadline):  # the chunk and its CRLF
+            return False
+    return False
 
 
-def _drain(rfile: Any, size: int) -> None:
-    """Read (and drop) `size` bytes of a body, or up to its end when it is cut short."""
-    while size > 0 and (chunk := rfile.read(min(size, _DRAIN_CHUNK))):
-        size -= len(chunk)
+def _drain(rfile: Any, length: int, deadline: float) -> bool:
+    """Read (and drop) `length` bytes of a body, or up to its end, until `deadline`; whether it
+    was read to its end (or the client's). `read1`: what has come, so a body trickled in is
+    looked at against the deadline at each piece (`read` waits for the whole 64 KiB)."""
+    while length > 0 and time.monotonic() < deadline and (chunk := rfile.read1(min(length, _DRAIN_CHUNK))):
+        length -= len(chunk)
+    return length <= 0 or time.monotonic() < deadline
 
 
 def _still_connected(conn: socket.socket) -> bool:
@@ -398,24 +405,39 @@ def _make_handler(
             405, 411, 413, 503) or a GET's — so a client still sending it is not cut off: a
             connection closed with its request unread is reset, and the client gets a broken
             pipe or a reset instead of the answer. A body that cannot be read to its end (no
-            length to trust, over twice `MAX_BODY`, malformed chunks) is left, and the
-            connection closed."""
+            length to trust, over twice `MAX_BODY`, malformed chunks, one still coming after
+            `DRAIN_S`: a client trickling it held a thread as long as it went on) is left, and the
+            connection closed; so is one the client sends only when told to (`Expect:
+            100-continue`, which this HTTP/1.0 server never says): told the answer, it sends none."""
             if not self.body_unread:
                 return
             self.body_unread = False
+            if (self.headers.get("Expect") or "").strip().lower() == "100-continue":
+                self.close_connection = True
+                return
             if _chunked(self.headers):
                 self.close_connection = True  # (`_drain_chunks` may stop inside the body)
-                _drain_chunks(self.rfile, 2 * MAX_BODY)
+                self._draining(lambda deadline: _drain_chunks(self.rfile, 2 * MAX_BODY, deadline))
                 return
             try:
                 length = self._length()
             except UsageError:
                 self.close_connection = True
                 return
-            if length > 2 * MAX_BODY:
+            if length > 2 * MAX_BODY or not self._draining(lambda deadline: _drain(self.rfile, length, deadline)):
                 self.close_connection = True
-                return
-            _drain(self.rfile, length)
+
+        def _draining(self, drain: Callable[[float], bool]) -> bool:
+            """Run `drain` until its deadline, `DRAIN_S` from now, a read of the socket waiting
+            no longer than that (not `SOCKET_TIMEOUT_S`: a client that waits for the answer
+            before it sends its body got none); False when the body was not read to its end."""
+            self.connection.settimeout(DRAIN_S)
+            try:
+                return drain(time.monotonic() + DRAIN_S)
+            except TimeoutError:
+                return False
+            finally:
+                self.connection.settimeout(self.timeout)
 
         def _send(self, status: int, payload: Any, allow: list[str] | None = None) -> None:
             self._drop_unread_body()

@@ -60,29 +60,36 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
 def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
     """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
     holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
-    (`wanted_path`), and does within a moment."""
+    (`ask_for_file`), and does within a moment. The request is withdrawn once the wait ends,
+    the file had or not: left, it would ask a holder for a file nobody waits for. A single try
+    (`wait_s` 0: the background retries of `reopening`, a try each) leaves it, for its next try
+    to find the file let go."""
     deadline = time.monotonic() + wait_s
     delay = 0.02
-    asked = False
-    while True:
-        try:
-            con = duckdb.connect(str(path))
-            session(con)
-            con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
-            return con
-        except duckdb.Error as exc:
-            if not is_lock_error(exc):
-                raise
-            if not asked:
-                asked = ask_for_file(path)
-            if time.monotonic() + delay > deadline:
-                raise IndexBusy(
-                    "the index is in use by another vaultmind process",
-                    path=path,
-                    hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
-                ) from exc
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+    asked: str | None = None  # this wait's latest request
+    try:
+        while True:
+            try:
+                con = duckdb.connect(str(path))
+                session(con)
+                con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+                return con
+            except duckdb.Error as exc:
+                if not is_lock_error(exc):
+                    raise
+                asked = ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
+                if time.monotonic() + delay > deadline:
+                    raise IndexBusy(
+                        "the index is in use by another vaultmind process",
+                        path=path,
+                        hint="stop it, or run `vaultmind` commands while the daemon is up so they go through it",
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+    finally:
+        if asked is not None and wait_s > 0 and request_for_file(path) == asked:  # (another's, written since, stays)
+            with suppress(OSError):
+                wanted_path(path).unlink()
 
 
 def wanted_path(path: Path) -> Path:
@@ -91,14 +98,26 @@ def wanted_path(path: Path) -> Path:
     return path.with_name(path.name + ".wanted")
 
 
-def ask_for_file(path: Path) -> bool:
-    """Ask the process holding the index to let it go, if it only keeps it between calls; True
-    once asked (a folder that cannot be written: not asked, the wait goes on as before)."""
+def ask_for_file(path: Path) -> str | None:
+    """Ask the process holding the index to let it go, if it only keeps it between calls. Each
+    request differs from every other (this process, this moment), so a holder tells a new one
+    from one already there when it opened the file by its text, not by a time a network file
+    system's clock or a coarse modification time would blur. The request written; None when the
+    folder cannot be written (not asked: the wait goes on as before)."""
+    request = f"{os.getpid()} {time.time_ns()}\n"
     try:
-        wanted_path(path).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        wanted_path(path).write_text(request, encoding="utf-8")
     except OSError:
-        return False
-    return True
+        return None
+    return request
+
+
+def request_for_file(path: Path) -> str | None:
+    """The request for the index's file standing now (`ask_for_file`), None when there is none."""
+    try:
+        return wanted_path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def is_lock_error(exc: BaseException) -> bool:
