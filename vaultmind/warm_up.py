@@ -9,19 +9,31 @@ from __future__ import annotations
 
 import gc
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.tables import has_table
 from vaultmind.retrieval.dense import question_vector
+from vaultmind.retrieval.view import MemoryView
 
 if TYPE_CHECKING:
-    from vaultmind.memory import Memory
+    from vaultmind.index.serving_pool import ServingPool
 
 log = logging.getLogger(__name__)
 
 
-def warm(memory: Memory) -> None:
+class Warming(MemoryView, Protocol):
+    """An open memory as its warm-up sees it (`memory.Memory` is one): what the read path reads,
+    the serving pool it evicts after loading, and the reload of the views that follow the index."""
+
+    serving_pool: ServingPool
+
+    def prepare_reads(self) -> None:
+        """Bring the entity graph up to date with what was committed (`Memory.prepare_reads`)."""
+        ...
+
+
+def warm(memory: Warming) -> None:
     """Load what queries and saves need (search structures, entity graph, registry) now
     rather than on the first query or save. Questions need no NER model (`entities.query`).
     A serving process, past its first sync, maps a static model's table from its file
