@@ -224,7 +224,7 @@ def test_a_stopped_run_removes_its_vault_keeps_what_was_answered_and_says_so(tmp
     assert child.returncode == 130, said
     assert "interrupted after" in said and "running the command again starts over" in said, said
     assert "run the same command again to finish" not in said
-    assert not any(scratch.iterdir()), "the temporary vault is removed"
+    assert not any(scratch.iterdir()), ("the temporary vault is removed", sorted(str(p) for p in scratch.rglob("*"))[:20], said)
     kept = [json.loads(line)["qa_id"] for line in out.read_text(encoding="utf-8").splitlines()]
     finished = len(kept) // 3
     assert 1 <= finished < 8 and len(kept) == 3 * finished, kept

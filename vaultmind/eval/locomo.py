@@ -29,9 +29,12 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
+import shutil
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -262,6 +265,20 @@ def run_locomo(
     return report
 
 
+@contextmanager
+def _scratch_folder() -> Iterator[Path]:
+    """A new folder in the system's temporary folder for one conversation's vault, removed after,
+    whatever stops the run. Made inside the `try` under a name chosen before: a Ctrl-C or SIGTERM
+    landing just after it is made still finds it removed (`tempfile.TemporaryDirectory` makes its
+    folder before it can clean up, and left an empty one about one stop in ten)."""
+    path = Path(tempfile.gettempdir()) / f"vaultmind-eval-{os.getpid()}-{secrets.token_hex(6)}"
+    try:
+        path.mkdir(mode=0o700)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _run_sample(
     sample: PreparedSample,
     position: str,
@@ -278,7 +295,7 @@ def _run_sample(
     from vaultmind.vault.template import init_vault
 
     sample_id, batches, questions = sample.sample_id, sample.batches, sample.questions.questions
-    with tempfile.TemporaryDirectory(prefix="vaultmind-eval-") as tmp:
+    with _scratch_folder() as tmp:
         t0 = time.monotonic()
         say(f"{sample_id} ({position}): indexing {len(batches)} sessions")
         vault = Path(tmp) / "vault"
