@@ -93,8 +93,12 @@ export default class VaultmindPlugin extends Plugin {
     this.nextPoll = window.setTimeout(() => void this.showHealth(), shown.nextPollMs);
   }
 
+  /** Saves the settings and applies them to the open panel at once (not only once another note is opened). */
   async saveSettings(): Promise<void> {
     await this.saveData(this.settings);
+    for (const leaf of this.app.workspace.getLeavesOfType(VIEW_TYPE)) {
+      if (leaf.view instanceof MemoryView) leaf.view.settingsChanged();
+    }
   }
 }
 
