@@ -221,6 +221,7 @@ export function busyWith(health: Health | null): string {
     return `it is compacting its index file${steps(health.compacting)}, which holds requests until it is done; ask again in a moment`;
   }
   if (health?.loading) return `it is ${LOADING}, which holds questions until it is done; ask again in a moment`;
+  if (health) return "it is running: it may be applying a large change; ask again in a moment";
   return "it may be busy loading the index (after a start or an upgrade) or applying a large change; " +
     "ask again in a moment (`vaultmind status` says what it does)";
 }

@@ -113,9 +113,10 @@ export class MemoryView extends ItemView {
     if (asked !== this.asked) return;
     this.answers.empty();
     if (text !== typed) {
-      const words = text.split(" ").length.toLocaleString();
+      const words = text.split(" ").length;
+      const part = words > 1 ? `${words.toLocaleString()} words` : `${text.length.toLocaleString()} characters`; // one long word: its start
       const most = QUESTION_CHARS.toLocaleString();
-      this.answers.createDiv({ cls: "vaultmind-note", text: `Asked its first ${words} words: a question is at most ${most} characters.` });
+      this.answers.createDiv({ cls: "vaultmind-note", text: `Asked its first ${part}: a question is at most ${most} characters.` });
     }
     if (found.notice) this.answers.createDiv({ cls: "vaultmind-note", text: `Note: ${found.notice}.` });
     const corrected = Object.entries(found.query?.corrected ?? {});

@@ -95,6 +95,9 @@ test("a typed question over 2,000 characters is asked by its first words, and th
     assert.ok(asked.length <= 2000 && asked.length > 1990, `${asked.length} characters`);
     assert.match(answers.textContent, /^Asked its first 333 words: a question is at most 2,000 characters\./);
     assert.equal(answers.find("vaultmind-hit").length, 1);
+    await view.ask("x".repeat(2500)); // one long word: its start
+    assert.equal(daemon.requests.filter((r) => r.path === "/v1/query").at(-1).body.args.query, "x".repeat(2000));
+    assert.match(answers.textContent, /^Asked its first 2,000 characters: a question is at most 2,000 characters\./);
   } finally {
     plugin.unload();
     await daemon.stop();
