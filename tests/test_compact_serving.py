@@ -14,11 +14,13 @@ import pytest
 import vaultmind.index.compact as compact_module
 import vaultmind.upkeep as upkeep_module
 from tests.conftest import WAIT_S, until, write
+from vaultmind.cli.output import print_status
 from vaultmind.client import _busy_with
 from vaultmind.config import Config, load_config
 from vaultmind.entities.backfill import entity_deriver, ner_pending
 from vaultmind.http_routes import ROUTES
 from vaultmind.memory import Memory
+from vaultmind.status import with_daemon
 from vaultmind.upkeep import TreeKeeper
 
 NAMES = ["Alice Chen", "Bob Stone", "Dana Whitfield", "Fernhill Labs", "Marco Ruiz"]
@@ -130,6 +132,42 @@ def test_a_status_answers_at_once_while_a_compaction_holds_the_index(config: Con
         after = memory.status()
         assert after["index"]["health"] == "ok" and after["index"]["compacting"] is None
         assert after["notes"] == before["notes"]
+
+
+def test_a_status_during_a_compaction_before_any_other_carries_every_key(
+    config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first status asked while a compaction holds the index (the daemon compacts by itself
+    when idle; a status bar's first poll is often its first status) said only `vault`,
+    `loading` and `index`: the Obsidian plugin read `problems` and showed its own TypeError, and
+    `vaultmind status` failed on `notes`. Every key is now there, null or empty."""
+    _notes(config.vault, 10)
+    with Memory.open(config) as memory:
+        memory.sync()
+        reached, go_on = threading.Event(), threading.Event()
+
+        def paused(phase: str, done: int, total: int) -> None:
+            if done == 2:
+                reached.set()
+                go_on.wait(WAIT_S)
+
+        compacting = threading.Thread(target=memory.compact, args=(paused,))
+        compacting.start()
+        try:
+            assert reached.wait(WAIT_S)
+            during = memory.status()
+        finally:
+            go_on.set()
+            compacting.join(WAIT_S)
+        after = memory.status()
+    assert during["index"]["health"] == "compacting" and during["index"]["compacting"]["done"] == 2
+    assert set(during) == set(after)
+    assert during["problems"] == [] and during["notes"] is None and during["queue"] is None
+    print_status(during)
+    shown = capsys.readouterr().out
+    assert "not counted yet: the index file is being compacted" in shown and "index   compacting" in shown
+    paused_workers = with_daemon(during, {"workers": {"blocked": "a corrupt index"}})
+    assert paused_workers["queue"]["health"] == "paused"
 
 
 def test_a_client_that_gave_up_waiting_says_the_daemon_is_compacting() -> None:

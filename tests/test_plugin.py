@@ -169,3 +169,19 @@ def test_the_plugins_longest_question_is_the_one_the_api_takes() -> None:
     found = re.search(r"export const QUESTION_CHARS = ([\d_]+);", source)
     assert found is not None, "text.ts no longer declares QUESTION_CHARS"
     assert int(found.group(1).replace("_", "")) == MAX_QUESTION_CHARS
+
+
+def test_related_memory_lists_no_summary_of_the_open_note(built: Path, chat_vault: Path, daemon: Memory) -> None:
+    """A summary whose text is the open note's own came first in its related memory, under the
+    title "Notes · summary L1": related memory lists other notes, each by its best leaf."""
+    from vaultmind.client import published
+
+    client = published(daemon.config)
+    assert client is not None
+    client.call("POST", "/v1/flush", {"all": True})
+    searched = client.call("POST", "/v1/search", {"query": "Launch plan Which venue holds 120 guests", "limit": 50})
+    summaries = [hit for hit in searched["hits"] if hit["node_kind"] == "summary"]
+    assert summaries, "the search finds summaries (else this test shows nothing)"
+    hits = _client(chat_vault, "related", "Launch plan.md")["result"]["hits"]
+    assert [hit["note_path"] for hit in hits] == ["sources/chat/two/2024-03-08.md"]
+    assert all(hit["node_kind"] == "leaf" for hit in hits)

@@ -315,8 +315,8 @@ def while_compacting(config: Config, last: dict[str, Any] | None, compacting: di
     """The status while a compaction holds the index, read without it: the last status's
     counts (the compaction changes no row), with the file's size now, `index.compacting`
     (steps done and in all) and the health `compacting` (unless the last said worse); before
-    any status was worked out, only `vault`, `loading` and `index`."""
-    report: dict[str, Any] = dict(last) if last is not None else {"vault": str(config.vault), "loading": False}
+    any status was worked out, every key with nothing counted (`uncounted`)."""
+    report: dict[str, Any] = dict(last) if last is not None else uncounted(config)
     index = dict(report.get("index") or {"path": str(config.index_path), "health": "ok", "notice": None})
     done, total = compacting["done"], compacting["total"]
     said = "the index file is being compacted" + (f" (step {done} of {total})" if total else "")
@@ -331,6 +331,16 @@ def while_compacting(config: Config, last: dict[str, Any] | None, compacting: di
     return report
 
 
+def uncounted(config: Config) -> dict[str, Any]:
+    """A status with nothing counted yet (a compaction held the index before any status was
+    worked out): every key there, `null` or empty, as docs/architecture.md promises; left out,
+    a client reading `problems` or `notes` failed (the Obsidian plugin's status bar showed its
+    own TypeError)."""
+    counted = ("index", "notes", "leaves", "links", "tags", "embeddings", "entities", "trees", "admission", "queue")
+    listed = ("problems", "ingest_warnings", "left_out")
+    return {"vault": str(config.vault), "loading": False, **dict.fromkeys(counted), **{key: [] for key in listed}}
+
+
 def with_daemon(report: dict[str, Any], daemon: dict[str, Any]) -> dict[str, Any]:
     """The status of a serving daemon, with its own report (`Daemon.report`) under `daemon`;
     its worker pool paused (a corrupt index) is the queue's health, "paused", and said first in
@@ -338,7 +348,7 @@ def with_daemon(report: dict[str, Any], daemon: dict[str, Any]) -> dict[str, Any
     report = {**report, "daemon": daemon}
     paused = (daemon.get("workers") or {}).get("blocked")
     if paused:
-        queue = report["queue"]
+        queue = report["queue"] or {}  # (none counted yet: `uncounted`)
         said = f"the daemon's workers are paused: {paused}"
         notice = f"{said}; {queue['notice']}" if queue.get("notice") else said
         report["queue"] = {**queue, "health": "paused", "notice": notice}

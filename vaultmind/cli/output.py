@@ -164,26 +164,12 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
 
 
 def print_status(status: dict[str, Any]) -> None:
-    notes = status["notes"]
     index = status["index"]
     print(f"vault   {status['vault']}")
-    print(
-        f"notes   {notes['total']:,} (user {notes['user']:,}, sources {notes['source']:,}, "
-        f"summaries {notes['summary']:,}, entities {notes['entity']:,}"
-        + (f"; vaultmind's guides {notes['readme']:,})" if notes.get("readme") else ")")
-    )
-    emb = status["embeddings"]
-    line = f"leaves  {status['leaves']:,}"
-    if emb.get("model") and emb.get("embedded") is None:  # a daemon still starting counts them once ready
-        line += f" — embedded with {emb['model']} (counted once the daemon has started)"
-    elif emb.get("model"):
-        line += f" — embedded {emb['embedded']:,} with {emb['model']}"
-        if emb.get("missing"):
-            line += f", {emb['missing']:,} waiting"
-    print(line)
-    if (status.get("trees") or {}).get("notice"):
-        print(safe(f"        {status['trees']['notice']}"))
-    print(f"links   {status['links']:,}; tags {status['tags']:,}")
+    if status["notes"] is None:  # a compaction held the index before any status counted it
+        print("notes   not counted yet: the index file is being compacted")
+    else:
+        _print_counts(status)
     ents = status.get("entities") or {}
     if ents:
         pending = f", {ents['ner_pending']:,} texts waiting for NER" if ents.get("ner_pending") else ""
@@ -225,6 +211,28 @@ def print_status(status: dict[str, Any]) -> None:
         if len(problems) > PROBLEMS_SHOWN:
             listing = command_line("status", "--vault", status["vault"], "--json")
             print(f"  … and {len(problems) - PROBLEMS_SHOWN:,} more: `{listing}` lists every one")
+
+
+def _print_counts(status: dict[str, Any]) -> None:
+    """The status's counts: notes by kind, leaves and their embeddings, links and tags."""
+    notes = status["notes"]
+    print(
+        f"notes   {notes['total']:,} (user {notes['user']:,}, sources {notes['source']:,}, "
+        f"summaries {notes['summary']:,}, entities {notes['entity']:,}"
+        + (f"; vaultmind's guides {notes['readme']:,})" if notes.get("readme") else ")")
+    )
+    emb = status["embeddings"]
+    line = f"leaves  {status['leaves']:,}"
+    if emb.get("model") and emb.get("embedded") is None:  # a daemon still starting counts them once ready
+        line += f" — embedded with {emb['model']} (counted once the daemon has started)"
+    elif emb.get("model"):
+        line += f" — embedded {emb['embedded']:,} with {emb['model']}"
+        if emb.get("missing"):
+            line += f", {emb['missing']:,} waiting"
+    print(line)
+    if (status.get("trees") or {}).get("notice"):
+        print(safe(f"        {status['trees']['notice']}"))
+    print(f"links   {status['links']:,}; tags {status['tags']:,}")
 
 
 def print_hits(result: dict[str, Any], vault: Path | None = None, mode: str | None = None) -> None:

@@ -29,8 +29,14 @@ export const QUESTION_TIMEOUT_MS = 30_000;
 /** The status bar polls the daemon this often while it answers and is ready… */
 export const POLL_MS = 60_000;
 
-/** …and this often while it is not running or still starting, so it is seen soon after it comes up. */
+/**
+ * …and this often while it is not running, starting, busy (loading a large change, compacting
+ * its index, stopping), so what it does next is seen soon.
+ */
 export const POLL_WAITING_MS = 5_000;
+
+/** How long a daemon that did not answer in time is given to say, by its health, why (as the CLI's `HEALTH_TIMEOUT_S`). */
+export const HEALTH_TIMEOUT_MS = 2_000;
 
 export interface Daemon {
   host: string;
@@ -73,6 +79,8 @@ export interface Health {
   loading?: boolean;
   /** while it starts: what it does ("reading the vault's notes 1,200/50,000") */
   doing?: string | null;
+  /** while a compaction holds the index (every request but status and health waits): its steps */
+  compacting?: { done: number; total: number } | null;
 }
 
 
@@ -101,7 +109,8 @@ export interface Status {
    * not answer or the workers are paused
    */
   queue: { depth: number; failed: number; health: string; notice?: string | null } | null;
-  problems: { path: string; kind: string; message: string; indexed?: boolean }[];
+  /** absent from a status asked during a compaction before the daemon had worked out any */
+  problems?: { path: string; kind: string; message: string; indexed?: boolean }[];
 }
 
 /** One line for the status bar and a longer tip from `GET /v1/status`. */
@@ -110,8 +119,9 @@ export function describeStatus(status: Status): { text: string; tip: string } {
   const health = status.index?.health ?? "unknown";
   // a file with a warning (`indexed`: its front matter, its encoding, a conflict copy) is indexed
   // all the same; only the others are "not indexed" (as `vaultmind status` splits them)
-  const skipped = status.problems.filter((problem) => !problem.indexed).length;
-  const warned = status.problems.length - skipped;
+  const problems = status.problems ?? [];
+  const skipped = problems.filter((problem) => !problem.indexed).length;
+  const warned = problems.length - skipped;
   const failed = status.queue?.failed ?? 0;
   const jobs = status.queue?.health ?? "ok";
   const worries = [
@@ -143,24 +153,45 @@ export interface StatusBar {
 
 /**
  * The status bar from the daemon's health and status. Only a daemon that does not answer (no
- * `daemon.json`, nothing listening) is "not running"; an error it answers with is shown as
- * such, and any other error (a bug of the plugin's) is thrown, not taken for a stopped daemon.
+ * `daemon.json`, nothing listening) is "not running": one slow to answer is "busy", one
+ * stopping "stopping…"; an error it answers with is shown as such, and any other error (a bug
+ * of the plugin's) is thrown, not taken for a stopped daemon. Whatever passes (a start, a
+ * compaction, a large change, a stop, an index file reopened) is looked at again in seconds.
  */
 export async function statusBar(client: DaemonClient): Promise<StatusBar> {
-  let health: Health;
   try {
-    health = await client.health();
-    if (!health.ready || health.loading) {
-      return startingBar(health.doing ?? "loading the index");
-    }
-    return { ...describeStatus(await client.status()), nextPollMs: POLL_MS };
+    const health = await client.health();
+    return busyBar(health) ?? { ...describeStatus(await client.status()), nextPollMs: POLL_MS };
   } catch (error) {
     if (error instanceof Starting) return startingBar(error.doing);
     if (!(error instanceof VaultmindError)) throw error;
     const tip = error.hint ? `${error.message}: ${error.hint}` : error.message;
+    if (error instanceof Busy) return { text: "memory: busy…", tip, nextPollMs: POLL_WAITING_MS };
+    if (error.code === "stopping") return { text: "memory: stopping…", tip, nextPollMs: POLL_WAITING_MS };
+    if (error.status === 503) return { text: "memory: ⚠", tip, nextPollMs: POLL_WAITING_MS }; // the index file reopens by itself
     if (error.status !== null) return { text: "memory: ⚠", tip, nextPollMs: POLL_MS }; // it answered
     return { text: "memory: not running", tip, nextPollMs: POLL_WAITING_MS };
   }
+}
+
+/**
+ * The bar of a daemon busy with something its health says — starting, compacting its index
+ * file, loading a whole-vault change (a reindex, a large sync) — or null when it is free to
+ * say its status. A compaction is read first: a status would answer from its last counts.
+ */
+function busyBar(health: Health): StatusBar | null {
+  if (!health.ready) return startingBar(health.doing ?? "loading the index");
+  if (health.compacting) {
+    return {
+      text: `memory: compacting${steps(health.compacting)}…`,
+      tip: `the daemon is compacting its index file${steps(health.compacting)}: questions wait until it is done`,
+      nextPollMs: POLL_WAITING_MS,
+    };
+  }
+  if (health.loading) {
+    return { text: "memory: loading a change…", tip: `the daemon is ${LOADING}: questions wait until it is done`, nextPollMs: POLL_WAITING_MS };
+  }
+  return null;
 }
 
 function startingBar(doing: string): StatusBar {
@@ -169,6 +200,30 @@ function startingBar(doing: string): StatusBar {
     tip: `the daemon is starting: ${doing}; questions are answered once it is ready`,
     nextPollMs: POLL_WAITING_MS,
   };
+}
+
+/** What a daemon whose health says `loading` once it is ready does. */
+const LOADING = "loading a whole-vault change (a reindex or a large sync)";
+
+/** " (step 3 of 19)", or "" when the compaction has not counted its steps yet. */
+function steps(compacting: { done: number; total: number }): string {
+  return compacting.total ? ` (step ${compacting.done} of ${compacting.total})` : "";
+}
+
+/**
+ * Why a daemon did not answer in time, from its health asked then (null: it did not answer
+ * that either), as the command line says it (`client._busy_with`): a compaction holds every
+ * request but status and health until it is done.
+ */
+export function busyWith(health: Health | null): string {
+  if (health?.ready === false) return `it is starting: ${health.doing ?? "loading the index"}; ask again in a moment`;
+  if (health?.compacting) {
+    return `it is compacting its index file${steps(health.compacting)}, which holds requests until it is done; ask again in a moment`;
+  }
+  if (health?.loading) return `it is ${LOADING}, which holds questions until it is done; ask again in a moment`;
+  if (health) return "it is running: it may be applying a large change; ask again in a moment";
+  return "it may be busy loading the index (after a start or an upgrade) or applying a large change; " +
+    "ask again in a moment (`vaultmind status` says what it does)";
 }
 
 export interface Request {
@@ -193,12 +248,23 @@ export type ReadFile = (path: string) => Promise<string | null>;
 export class VaultmindError extends Error {
   readonly hint: string | null;
   readonly status: number | null;
+  /** the API's error code when the daemon answered with one ("stopping", "index_unavailable", …) */
+  readonly code: string | null;
 
-  constructor(message: string, hint: string | null = null, status: number | null = null) {
+  constructor(message: string, hint: string | null = null, status: number | null = null, code: string | null = null) {
     super(message);
     this.name = "VaultmindError";
     this.hint = hint;
     this.status = status;
+    this.code = code;
+  }
+}
+
+/** A daemon that did not answer in time: running (the connection was taken), only busy; `hint` says with what when its health said. */
+export class Busy extends VaultmindError {
+  constructor(readonly ms: number, hint: string) {
+    super(`vaultmind did not answer within ${ms / 1000} s`, hint);
+    this.name = "Busy";
   }
 }
 
@@ -289,7 +355,7 @@ export class DaemonClient {
 
   /**
    * Other notes that speak of what the note at `path` speaks of: each one's best leaf, up to
-   * `limit` notes. The search asks for several times as many leaves, as the note's own leaves
+   * `limit` notes; no summary (it restates notes, this one's too). The search asks for several times as many leaves, as the note's own leaves
    * and a long note's many leaves come first and are left out: asked for `limit + 5`, a note of
    * 20 sections showed 5 hits of the 10 set, and another showed one note 5 times.
    */
@@ -298,7 +364,10 @@ export class DaemonClient {
     if (!query) return { hits: [], total: 0, truncated: false };
     const asked = Math.min(RELATED_SEARCH_MAX, limit * RELATED_SEARCH_FACTOR + 10);
     const found = (await this.call("POST", "/v1/search", { query, limit: asked }, this.questionTimeoutMs)) as Hits;
-    const hits = bestOfEachNote(found.hits, path).slice(0, limit);
+    // a summary restates notes — the open note's own among them, under a title that names only
+    // its folder ("Notes · summary L1"): the notes themselves, each its best leaf, are what is related
+    const notes = found.hits.filter((hit) => hit.node_kind !== "summary");
+    const hits = bestOfEachNote(notes, path).slice(0, limit);
     return { hits, total: hits.length, truncated: found.truncated || found.hits.length > hits.length };
   }
 
@@ -379,11 +448,8 @@ export class DaemonClient {
       reply = await within(this.transport(request), timeoutMs);
     } catch (error) {
       if (error instanceof Late) {
-        throw new VaultmindError(
-          `vaultmind did not answer within ${error.ms / 1000} s`,
-          "it may be busy loading the index (after a start or an upgrade) or applying a large change; " +
-            "ask again in a moment (`vaultmind status` says what it does)",
-        );
+        const health = path === "/v1/health" ? null : await this.healthAtOnce(daemon, timeoutMs);
+        throw new Busy(error.ms, busyWith(health));
       }
       this.daemon = null; // a daemon started since then listens elsewhere
       if (again) return AGAIN;
@@ -396,11 +462,22 @@ export class DaemonClient {
       this.daemon = null; // the daemon restarted with a fresh token
       return AGAIN;
     }
-    if (reply.status >= 400) throw answeredError(reply);
+    if (reply.status >= 400) throw answeredError(reply, this.vaultPath);
     try {
       return JSON.parse(reply.text);
     } catch {
       throw new VaultmindError(`vaultmind answered ${method} ${path} with something that is not JSON`);
+    }
+  }
+
+  /** The daemon's health when it answers within a moment (it is running, only busy), else null. */
+  private async healthAtOnce(daemon: Daemon, timeoutMs: number | null): Promise<Health | null> {
+    const wait = Math.min(HEALTH_TIMEOUT_MS, timeoutMs ?? HEALTH_TIMEOUT_MS);
+    try {
+      const health = await this.send(daemon, "GET", "/v1/health", undefined, wait, false);
+      return health !== null && typeof health === "object" ? (health as Health) : null;
+    } catch {
+      return null;
     }
   }
 }
@@ -430,7 +507,12 @@ function within<T>(reply: Promise<T>, timeoutMs: number | null): Promise<T> {
   });
 }
 
-function answeredError(reply: Reply): VaultmindError {
+/**
+ * The daemon's error answer as the plugin says it. A stopping daemon's hint is the command
+ * line's ("run the command again: it then works without the daemon"): the plugin cannot work
+ * without it, and says how to start it again.
+ */
+function answeredError(reply: Reply, vaultPath: string): VaultmindError {
   let error: Record<string, unknown> = {};
   try {
     const parsed = JSON.parse(reply.text) as { error?: Record<string, unknown> };
@@ -439,8 +521,11 @@ function answeredError(reply: Reply): VaultmindError {
     // not the API's error shape: said by its status alone
   }
   const message = typeof error.message === "string" ? error.message : `vaultmind answered HTTP ${reply.status}`;
-  const hint = typeof error.hint === "string" ? error.hint : null;
-  return new VaultmindError(message, hint, reply.status);
+  const code = typeof error.code === "string" ? error.code : null;
+  const hint = code === "stopping"
+    ? `questions are answered again once it is started again: ${serveCommand(vaultPath)}`
+    : typeof error.hint === "string" ? error.hint : null;
+  return new VaultmindError(message, hint, reply.status, code);
 }
 
 function describe(error: unknown): string {

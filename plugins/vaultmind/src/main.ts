@@ -75,7 +75,8 @@ export default class VaultmindPlugin extends Plugin {
 
   /**
    * The status bar: the index's health as the daemon reports it, or why there is none. It looks
-   * again in a minute, or in a few seconds while the daemon is not running or still starting.
+   * again in a minute, or in a few seconds while the daemon is not running, starting, busy or
+   * stopping (`statusBar`), and after each question.
    */
   private async showHealth(): Promise<void> {
     window.clearTimeout(this.nextPoll); // one look due at a time (a question's answer asks for one too)
@@ -93,8 +94,12 @@ export default class VaultmindPlugin extends Plugin {
     this.nextPoll = window.setTimeout(() => void this.showHealth(), shown.nextPollMs);
   }
 
+  /** Saves the settings and applies them to the open panel at once (not only once another note is opened). */
   async saveSettings(): Promise<void> {
     await this.saveData(this.settings);
+    for (const leaf of this.app.workspace.getLeavesOfType(VIEW_TYPE)) {
+      if (leaf.view instanceof MemoryView) leaf.view.settingsChanged();
+    }
   }
 }
 

@@ -77,3 +77,33 @@ export function leadingWords(text: string, limit: number): string {
   }
   return kept || (words[0] ?? "").slice(0, limit);
 }
+
+/**
+ * `text` as a hit's snippet: whole when it has at most `limit` UTF-16 units, else its start,
+ * cut between two characters as a reader sees them (never inside an emoji, a surrogate pair or
+ * an accent's combining mark), and "…".
+ */
+export function snippet(text: string, limit: number): string {
+  if (text.length <= limit) return text;
+  let end = 0;
+  for (const character of graphemes(text.slice(0, limit + GRAPHEME_SLACK))) {
+    if (end + character.length > limit) break;
+    end += character.length;
+  }
+  return `${text.slice(0, end)}…`;
+}
+
+/** UTF-16 units past a cut read to see whether a character goes on there (an emoji sequence is at most a few dozen). */
+const GRAPHEME_SLACK = 64;
+
+/** `text`'s characters as a reader sees them (Intl.Segmenter: Obsidian's Electron has it), else its code points. */
+function graphemes(text: string): string[] {
+  const Segmenter = (Intl as unknown as { Segmenter?: SegmenterClass }).Segmenter;
+  if (Segmenter === undefined) return Array.from(text);
+  return Array.from(new Segmenter(undefined, { granularity: "grapheme" }).segment(text), (part) => part.segment);
+}
+
+type SegmenterClass = new (
+  locale: undefined,
+  options: { granularity: "grapheme" },
+) => { segment(text: string): Iterable<{ segment: string }> };

@@ -5,7 +5,7 @@
 
 import { ItemView, Notice, TFile, WorkspaceLeaf, debounce } from "obsidian";
 import { DaemonClient, Hit, Hits, VaultmindError } from "./api";
-import { hitTarget, linkText } from "./text";
+import { QUESTION_CHARS, hitTarget, linkText, selectionQuestion, snippet } from "./text";
 
 export const VIEW_TYPE = "vaultmind-memory";
 
@@ -30,8 +30,11 @@ export class MemoryView extends ItemView {
     leaf: WorkspaceLeaf,
     private readonly client: DaemonClient,
     private readonly settings: () => PanelSettings,
-    /** told after a question is answered: the daemon runs (the status bar may say otherwise) */
-    private readonly onAnswered: () => void,
+    /**
+     * told after a question ends, answered or not: the status bar looks again (an answer says
+     * the daemon runs, a failure that it stopped or is busy; the bar may say otherwise)
+     */
+    private readonly onAsked: () => void,
   ) {
     super(leaf);
   }
@@ -86,22 +89,35 @@ export class MemoryView extends ItemView {
     if (text) void this.ask(text);
   }
 
+  /**
+   * Asks `question` and shows its answers. One longer than the daemon takes is asked by its
+   * first words, as a selection is (`selectionQuestion`), and the panel says so: sent whole, it
+   * was refused with a hint naming a tool of the daemon's API.
+   */
   async ask(question: string): Promise<void> {
     const asked = ++this.asked;
-    const text = question.trim();
+    const typed = question.trim();
     this.answers.empty();
-    if (!text) return;
+    if (!typed) return;
+    const text = typed.length > QUESTION_CHARS ? selectionQuestion(typed) : typed;
     this.answers.createDiv({ cls: "vaultmind-note", text: "Asking…" });
     let found: Hits;
     try {
       found = await this.client.ask(text, this.settings().limit);
     } catch (error) {
+      this.onAsked();
       if (asked === this.asked) showError(this.answers, error);
       return;
     }
-    this.onAnswered();
+    this.onAsked();
     if (asked !== this.asked) return;
     this.answers.empty();
+    if (text !== typed) {
+      const words = text.split(" ").length;
+      const part = words > 1 ? `${words.toLocaleString()} words` : `${text.length.toLocaleString()} characters`; // one long word: its start
+      const most = QUESTION_CHARS.toLocaleString();
+      this.answers.createDiv({ cls: "vaultmind-note", text: `Asked its first ${part}: a question is at most ${most} characters.` });
+    }
     if (found.notice) this.answers.createDiv({ cls: "vaultmind-note", text: `Note: ${found.notice}.` });
     const corrected = Object.entries(found.query?.corrected ?? {});
     if (corrected.length) {
@@ -113,6 +129,18 @@ export class MemoryView extends ItemView {
       this.answers.createDiv({ cls: "vaultmind-note", text: `No note says: ${unknown.join(", ")}.` });
     }
     this.renderHits(this.answers, found.hits, "Nothing in your memory answers that.");
+  }
+
+  /** The settings changed: the related memory is shown again as they now say (on, off, how many). */
+  settingsChanged(): void {
+    this.refreshRelated();
+  }
+
+  /** Closed (the panel, or the plugin disabled): a search not yet sent is not, and no answer still on its way is shown. */
+  async onClose(): Promise<void> {
+    this.refreshRelated.cancel();
+    this.asked++;
+    this.relatedFor = null;
   }
 
   private async showRelated(): Promise<void> {
@@ -175,10 +203,7 @@ export class MemoryView extends ItemView {
       const said = [hit.author, day(hit.time_range.start)].filter(Boolean).join(" · ");
       if (said) head.createSpan({ cls: "vaultmind-hit-meta", text: said });
       const content = hit.content.replace(/\s+/g, " ").trim();
-      item.createDiv({
-        cls: "vaultmind-hit-text",
-        text: content.length > SNIPPET_CHARS ? `${content.slice(0, SNIPPET_CHARS)}…` : content,
-      });
+      item.createDiv({ cls: "vaultmind-hit-text", text: snippet(content, SNIPPET_CHARS) });
       item.setAttr("title", `score ${hit.score.toFixed(3)}`);
     }
   }

@@ -3,8 +3,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  DaemonClient, POLL_MS, POLL_WAITING_MS, START_FILE, START_FRESH_MS, Starting, VaultmindError, describeStatus, hostPort,
-  bestOfEachNote, hitTarget, linkText, parseDaemon, relatedQuery, samePath, selectionQuestion, serveCommand, statusBar,
+  Busy, DaemonClient, POLL_MS, POLL_WAITING_MS, START_FILE, START_FRESH_MS, Starting, VaultmindError, describeStatus, hostPort,
+  bestOfEachNote, hitTarget, linkText, parseDaemon, relatedQuery, samePath, selectionQuestion, serveCommand, snippet, statusBar,
 } from "../build/api.mjs";
 
 /** A client whose daemon.json is `daemon` and whose transport is `answer` (each request also kept in `seen`). */
@@ -175,8 +175,7 @@ test("the status bar: not running only when no daemon answers, and looked at aga
   assert.deepEqual([failing.text, failing.tip, failing.nextPollMs], ["memory: ⚠", "the index could not be read", POLL_MS]);
 
   // a status the plugin cannot read (a bug of its own) is no stopped daemon
-  const { problems: _, ...unreadable } = STATUS;
-  await assert.rejects(statusBar(clientOf({ pid: 1, port: 1, token: "t" }, daemonAnswering(unreadable)).client), TypeError);
+  await assert.rejects(statusBar(clientOf({ pid: 1, port: 1, token: "t" }, daemonAnswering(null)).client), TypeError);
 });
 
 test("a daemon starting before its address is out is starting, with what it does; a record left behind is not", async () => {
@@ -249,4 +248,86 @@ test("related memory shows the number set, one hit a note, none of the note's ow
   assert.equal(new Set(related.hits.map((h) => h.note_path)).size, 10);
   assert.ok(!related.hits.some((h) => h.note_path === "Long note.md"));
   assert.ok(JSON.parse(seen.at(-1).body).limit >= 40);
+});
+
+const DAEMON = { pid: 1, port: 1, token: "t" };
+
+/** Answers health with `health`, and every other request with `other(request)`. */
+function healthAnd(health, other) {
+  return (request) => (request.url.endsWith("/v1/health") ? { status: 200, text: JSON.stringify(health) } : other(request));
+}
+
+test("while the daemon compacts its index the bar says so, with its steps, and looks again in seconds", async () => {
+  const compacting = { ...READY, loading: false, compacting: { done: 5, total: 19 } };
+  const { client, seen } = clientOf(DAEMON, healthAnd(compacting, () => assert.fail("its status is not asked")));
+  const bar = await statusBar(client);
+  assert.deepEqual([bar.text, bar.nextPollMs], ["memory: compacting (step 5 of 19)…", POLL_WAITING_MS]);
+  assert.match(bar.tip, /compacting its index file \(step 5 of 19\)/);
+  assert.ok(seen.every((r) => r.url.endsWith("/v1/health")));
+  // a status answered during a compaction before any other was worked out: no problems, notes or queue
+  const first = { vault: "/v", loading: false, index: { health: "compacting", notice: "the index file is being compacted (step 5 of 19)" } };
+  const shown = await statusBar(clientOf(DAEMON, daemonAnswering(first)).client);
+  assert.deepEqual([shown.text, shown.nextPollMs], ["memory: 0 notes ⚠", POLL_MS]);
+  assert.match(shown.tip, /^index compacting$/m);
+});
+
+test("a daemon loading a whole-vault change (a reindex) is not starting", async () => {
+  const bar = await statusBar(clientOf(DAEMON, healthAnd({ ...READY, loading: true, doing: null }, () => assert.fail("no status asked"))).client);
+  assert.deepEqual([bar.text, bar.nextPollMs], ["memory: loading a change…", POLL_WAITING_MS]);
+  assert.match(bar.tip, /reindex/);
+  assert.doesNotMatch(bar.tip, /starting/);
+});
+
+test("a daemon slow to say its status is busy, not stopped", async () => {
+  const { client } = clientOf(DAEMON, healthAnd(READY, () => new Promise(() => {})), 50);
+  const bar = await statusBar(client);
+  assert.deepEqual([bar.text, bar.nextPollMs], ["memory: busy…", POLL_WAITING_MS]);
+  assert.equal(bar.tip, "vaultmind did not answer within 0.05 s: it is running: it may be applying a large change; ask again in a moment");
+  // nothing listening is still "not running"
+  const down = clientOf(DAEMON, async () => { throw new Error("ECONNREFUSED"); }).client;
+  assert.equal((await statusBar(down)).text, "memory: not running");
+});
+
+test("a question held up by a compaction says the daemon is compacting, as the command line does", async () => {
+  const compacting = { ...READY, compacting: { done: 3, total: 19 } };
+  const { client, seen } = clientOf(DAEMON, healthAnd(compacting, () => new Promise(() => {})), 50);
+  await assert.rejects(client.ask("Which venue?", 5), (error) => {
+    assert.ok(error instanceof Busy && error instanceof VaultmindError);
+    assert.equal(error.message, "vaultmind did not answer within 0.05 s");
+    assert.equal(error.hint, "it is compacting its index file (step 3 of 19), which holds requests until it is done; ask again in a moment");
+    return true;
+  });
+  assert.equal(seen.filter((r) => r.url.endsWith("/v1/query")).length, 1);
+  // a daemon whose health does not answer either: what it may be doing
+  const silent = clientOf(DAEMON, () => new Promise(() => {}), 50).client;
+  await assert.rejects(silent.ask("Which venue?", 5), (error) => error instanceof Busy && /may be busy/.test(error.hint));
+});
+
+test("a daemon stopping or reopening its index file is looked at again in seconds; stopping says how to start it", async () => {
+  const stopping = { status: 503, text: JSON.stringify({ error: { code: "stopping", message: "the daemon is stopping", hint: "run the command again in a moment: it then works without the daemon" } }) };
+  const bar = await statusBar(clientOf(DAEMON, () => stopping).client);
+  assert.deepEqual([bar.text, bar.nextPollMs], ["memory: stopping…", POLL_WAITING_MS]);
+  assert.equal(bar.tip, "the daemon is stopping: questions are answered again once it is started again: vaultmind serve --vault /v");
+  await assert.rejects(clientOf(DAEMON, () => stopping).client.ask("x", 5), (error) => error.code === "stopping" && !/without the daemon/.test(error.hint));
+  const unavailable = { status: 503, text: JSON.stringify({ error: { code: "index_unavailable", message: "the index file was closed", hint: "it is opened again by itself" } }) };
+  const reopening = await statusBar(clientOf(DAEMON, healthAnd(READY, () => unavailable)).client);
+  assert.deepEqual([reopening.text, reopening.nextPollMs], ["memory: ⚠", POLL_WAITING_MS]);
+});
+
+test("related memory lists no summary: it restates notes, the open note's own among them", async () => {
+  const leaf = (note) => ({ node_id: note, node_kind: "leaf", note_path: note, anchor: null, content: "x", score: 1 });
+  const summary = { node_id: "s1", node_kind: "summary", note_path: "summaries/notes/L1/s-1.md", anchor: null, content: "Launch plan: Which venue holds 120 guests?", score: 2, child_ids: ["Launch plan.md-0"] };
+  const found = [summary, leaf("Launch plan.md"), leaf("sources/chat/a.md"), { ...summary, node_id: "s2", note_path: "summaries/notes/L1/s-2.md" }, leaf("Budget.md")];
+  const { client } = clientOf(DAEMON, healthAnd(READY, () => ({ status: 200, text: JSON.stringify({ hits: found, total: 5, truncated: false }) })));
+  const related = await client.related("Launch plan.md", "Launch plan", "Which venue holds 120 guests?", 10);
+  assert.deepEqual(related.hits.map((h) => h.note_path), ["sources/chat/a.md", "Budget.md"]);
+});
+
+test("a snippet is cut between two characters, never inside an emoji", () => {
+  const text = `${"x".repeat(319)}😀 and more`;
+  assert.equal(snippet(text, 320), `${"x".repeat(319)}…`);
+  assert.equal(snippet(`${"x".repeat(318)}👩‍👩‍👧 more`, 320), `${"x".repeat(318)}…`); // a family emoji: one character of 8 units
+  assert.equal(snippet(`${"x".repeat(318)}e\u0301 more`, 319), `${"x".repeat(318)}…`); // é as e and its accent
+  assert.equal(snippet("short 😀", 320), "short 😀");
+  assert.equal(snippet("y".repeat(400), 320), `${"y".repeat(320)}…`);
 });
