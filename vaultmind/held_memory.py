@@ -71,6 +71,7 @@ class HeldMemory:
         self._request_at_open: str | None = None  # the request standing when the file was opened
         self._calling = False  # a call runs (or opens the index)
         self._promised: set[int] = set()  # the waiting processes told the file comes after the call
+        self._promising = threading.Lock()  # a promise is made, and taken back, under it
         self._yielded_at = -YIELD_S  # when the file was let go to a process that asked for it
         self._last_use = 0.0
         self._file: tuple[int, int] | None = None  # the index file kept open, as `_index_file` names it
@@ -109,10 +110,11 @@ class HeldMemory:
                 if self._wanted():
                     self._release("another process waits for the index")
             finally:
-                self._calling = False
-                if self._promised:  # (a call that failed, or let the file go: told already otherwise)
-                    self._promised.clear()
-                    withdraw_promise(self.config.index_path)
+                with self._promising:  # (no promise written after the call: the keeper's is made under it)
+                    self._calling = False
+                    if self._promised:
+                        self._promised.clear()
+                        withdraw_promise(self.config.index_path)
 
     def close(self) -> None:
         """Let the memory go and stop the keeper (the process ends)."""
@@ -167,9 +169,10 @@ class HeldMemory:
         """A process waiting for the file while a call runs is told it comes after the call."""
         request = request_for_file(self.config.index_path)
         waiter = waiter_of(request) if request is not None and self._wanted() else None
-        if waiter is not None and waiter not in self._promised and self._calling:
-            self._promised.add(waiter)
-            promise_file(self.config.index_path, WHO, self._promised)
+        with self._promising:
+            if waiter is not None and waiter not in self._promised and self._calling:
+                self._promised.add(waiter)
+                promise_file(self.config.index_path, WHO, self._promised)
 
     def _why_release(self) -> str | None:
         if self._memory is None:
