@@ -189,3 +189,46 @@ def test_a_document_s_text_is_made_into_its_note_s_body_once_per_ingest(
     again = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
     assert again.written == [] and len(again.unchanged) == 1
     assert len(made) == 1, made
+
+
+def _leaves_of(memory: Memory, path_like: str) -> list[str]:
+    rows = memory.index.query("SELECT text FROM leaves WHERE note_path LIKE ? ORDER BY seq", [path_like])
+    return [str(row[0]) for row in rows]
+
+
+def test_only_the_title_heading_vaultmind_wrote_is_read_unescaped_never_an_author_s_line(
+    tmp_path: Path, vault: Path, memory: Memory
+) -> None:
+    """The title heading was read as it shows wherever a line of the note matched it: a heading
+    the author escaped themselves further down ("# \\#hashtag day") read "# #hashtag day", and a
+    note of yours in the sources folder naming itself a document was read so too. Only the
+    first line of a document's note vaultmind wrote is the title's heading."""
+    author = "Intro line.\n\n# \\#hashtag day\n\n" + "The author wrote that heading escaped. " * 40 + "\n"
+    bodies = _notes(tmp_path, vault, {"day.md": '---\ntitle: "#hashtag day"\n---\n' + author})
+    assert bodies["day"].startswith("# \\#hashtag day\n\nIntro line.\n\n# \\#hashtag day\n"), bodies["day"][:80]
+    mine = "---\nkind: document\ntitle: \"#own\"\n---\n# \\#own\n\nMy note, escaped as I like.\n"
+    (vault / "sources" / "mine.md").write_text(mine, encoding="utf-8")
+    memory.sync()
+    day = "\n".join(_leaves_of(memory, "sources/document/%"))
+    assert day.startswith("# #hashtag day\n\nIntro line."), day[:80]
+    assert day.count("# \\#hashtag day") == 1 and day.count("# #hashtag day") == 1, day
+    assert _leaves_of(memory, "sources/mine.md")[0].startswith("# \\#own\n"), "a note of yours is read as written"
+
+
+@pytest.mark.parametrize("title", ["\\#hashtag day", "#hashtag day", "\\\\#x", "a \\#b #c", "%% x", "\\%% y", "#q ^ab", "plain"])
+def test_a_title_s_heading_reads_back_as_the_title(title: str) -> None:
+    from vaultmind.markdown.render import title_heading, title_reader, unescape_markup
+
+    read = title_reader(title) or (lambda text: text)
+    assert read(unescape_markup(title_heading(title))) == f"# {title}"
+    assert read(unescape_markup(title_heading(title)) + "\n\nmore") == f"# {title}\n\nmore"
+
+
+def test_a_document_titled_with_its_own_escape_is_read_and_kept_as_written(tmp_path: Path, vault: Path, memory: Memory) -> None:
+    bodies = _notes(tmp_path, vault, {"\\#hashtag day.txt": "Went well.\n"})
+    (body,) = bodies.values()  # (the note named without its backslash)
+    assert body.startswith("# \\#hashtag day\n\nWent well."), bodies
+    memory.sync()
+    assert _leaves_of(memory, "sources/document/%")[0].startswith("# \\#hashtag day\n\nWent well.")
+    again = write_documents(vault, parse_document_paths_with_report([tmp_path / "docs"])[0])
+    assert again.written == [] and len(again.unchanged) == 1

@@ -182,6 +182,35 @@ def test_an_ignored_or_handled_sigterm_is_left_to_whoever_set_it() -> None:
         signal.signal(signal.SIGTERM, before)
 
 
+def test_an_out_file_holding_part_of_a_run_is_marked_partial_beside_it_until_the_run_ends(tmp_path: Path) -> None:
+    """A run stopped (or killed) after some conversations left `--out` holding their questions
+    and nothing saying so: a later reader computed figures over a subset unknowingly. While
+    conversations are left, `results.jsonl.partial` stands beside it; the lines keep their form."""
+    from vaultmind.cli.eval import _Kept
+    from vaultmind.eval.locomo import partial_path
+
+    data = write_fixture(tmp_path, [_sample("conv-1"), _sample("conv-2")])
+    out = tmp_path / "results.jsonl"
+    partial = partial_path(out)
+    assert partial.name == "results.jsonl.partial"
+    kept = _Kept(out)
+    seen: list[tuple[dict[str, Any] | None, int]] = []
+
+    def checkpoint(report: EvalReport) -> None:
+        kept(report)
+        marked = json.loads(partial.read_text(encoding="utf-8")) if partial.exists() else None
+        lines = out.read_text(encoding="utf-8").splitlines() if out.exists() else []
+        assert all(set(json.loads(line)) == {"qa_id", "items", "latency_ms"} for line in lines)
+        seen.append((marked, len(lines)))
+
+    run_locomo(data, mode="bm25-baseline", embed_provider="none", checkpoint=checkpoint)
+    halfway = {
+        "partial": True, "conversations_done": 1, "conversations_planned": 2, "questions": 3,
+        "samples": ["conv-1"], "results": "results.jsonl",
+    }  # fmt: skip
+    assert seen == [(None, 0), (halfway, 3), (None, 6)]  # (nothing written before the first conversation)
+
+
 _CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job's parent may ignore it
@@ -229,3 +258,6 @@ def test_a_stopped_run_removes_its_vault_keeps_what_was_answered_and_says_so(tmp
     finished = len(kept) // 3
     assert 1 <= finished < 8 and len(kept) == 3 * finished, kept
     assert f"after {finished} of 8 conversations; the {len(kept)} questions answered are in {out}" in said
+    assert f"a partial run, as {out}.partial beside it says" in said
+    marked = json.loads((tmp_path / "results.jsonl.partial").read_text(encoding="utf-8"))
+    assert (marked["conversations_done"], marked["conversations_planned"], marked["questions"]) == (finished, 8, len(kept))

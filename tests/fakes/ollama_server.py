@@ -24,7 +24,8 @@ as Ollama does. Failure modes (`failure`, applied to `failure_paths`, for the fi
 `failure_times` matching requests or forever when None): "500" (an error JSON), "garbage"
 (200 with a body that is not JSON), "hang" (no answer until the client gives up or the fake
 stops), "disconnect" (the connection is closed without an answer). `delay_s` postpones every
-POST answer; `refuse_think` answers a chat request that has a `think` field 400 "does not support
+POST answer; `gate` (an Event, None: open) holds every `/api/embed` answer until it is set
+(a slow embedding a test ends when it chooses); `refuse_think` answers a chat request that has a `think` field 400 "does not support
 thinking" (as Ollama does for a model without it); `embed_answer` turns the vectors `/api/embed` would send into what it sends (one
 fewer, empty ones). Attributes may be changed while the server runs. Every request is recorded in
 `requests` (thread-safe list of `RecordedRequest`).
@@ -133,6 +134,7 @@ class FakeOllama:
         self.embed_answer = embed_answer  # what `/api/embed` answers in `embeddings`, from the vectors
         self.contexts: dict[str, int] = {_canonical(k): v for k, v in (contexts or {}).items()}  # its context_length
         self.num_ctx: dict[str, int] = {_canonical(k): v for k, v in (num_ctx or {}).items()}  # its Modelfile's num_ctx
+        self.gate: threading.Event | None = None  # set: `/api/embed` answers; unset: it waits for it
         self.show_model_info = True  # False: `/api/show` answers without `model_info`, as servers before 0.3 did
         self._lock = threading.Lock()
         self._requests: list[RecordedRequest] = []
@@ -313,6 +315,9 @@ def _make_handler(fake: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 return
             if fake.delay_s > 0:
                 fake._stop.wait(fake.delay_s)
+            gate = fake.gate
+            if gate is not None and request.path == "/api/embed":
+                gate.wait(_HANG_LIMIT_S)
             failure = fake._take_failure(request.path)
             if failure is not None:
                 self._fail(failure)

@@ -118,10 +118,11 @@ def through_daemon_or_local(
     """Run `remote(client)` when a daemon owns the index, else `local(memory)` in-process.
 
     A daemon that has claimed the vault but not published its address yet (it is opening the
-    index) is waited for, up to `STARTING_ADDRESS_S`; if it ends meanwhile, or the index is
-    busy without one, the index is opened here. `progress`: a long command, which shows its
-    progress when it runs here, and says what it waits for when the daemon has not answered
-    after `REMOTE_QUIET_S`; `daemon_shows_progress`: the daemon shows this work's progress
+    index) is waited for, up to `STARTING_ADDRESS_S`, whether it is met before the index is
+    opened here or while this process waits for the index it holds; if it ends meanwhile, or
+    the index is busy without one, the index is opened here, or the command fails busy.
+    `progress`: a long command, which shows its progress when it runs here, and says what it
+    waits for when the daemon has not answered after `REMOTE_QUIET_S`; `daemon_shows_progress`: the daemon shows this work's progress
     in its own output (a sync, a reindex), so the notice points there. The index is opened
     here by one thread at a time (`_OPENING`). `held`: a long-lived process's memory, kept
     open between its calls (`HeldMemory`), used instead of an index opened for this call.
@@ -146,8 +147,8 @@ def through_daemon_or_local(
             memory.index.replaced_when_broken(),  # a damaged file met by any statement: moved aside
         ):
             return local(memory)
-    except IndexBusy:
-        client = find_daemon(config)
+    except IndexBusy:  # a daemon may have claimed the vault meanwhile, its index open and its api not up yet
+        client = find_daemon(config) or _starting_daemon(config)
         if client is None:
             raise
         return _remote(client, remote, config, progress=progress, daemon_shows_progress=daemon_shows_progress)

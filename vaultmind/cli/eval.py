@@ -106,7 +106,12 @@ class _Kept:
             return "vaultmind eval: interrupted before the first conversation was indexed; nothing was written"
         done = f"after {self.finished} of {self.planned} conversations"
         if self.out is not None and self.finished:
-            kept = f"the {self.written} questions answered are in {self.out}, without figures"
+            from vaultmind.eval.locomo import partial_path
+
+            kept = (
+                f"the {self.written} questions answered are in {self.out}, without figures — a partial run, "
+                f"as {partial_path(self.out)} beside it says"
+            )
         elif self.out is not None:
             kept = f"nothing was written to {self.out}"
         else:

@@ -337,10 +337,37 @@ def _run_sample(
 
 
 def write_results(report: EvalReport, out: str | Path) -> None:
-    """One JSON line per question (`QuestionResult.record`), in file and question order."""
+    """One JSON line per question (`QuestionResult.record`), in file and question order. While
+    the run has conversations left to answer, `partial_path(out)` stands beside it, written
+    before the lines are, so that no reader takes a run's first conversations for the whole of
+    it, whatever stops the run (a kill that no handler sees too); it goes once the last
+    conversation's lines are written."""
+    target = check_out(out)
     lines = [json.dumps(r.record(), ensure_ascii=False) for r in report.results]
     data = ("\n".join(lines) + "\n" if lines else "").encode("utf-8")
-    write_atomic(check_out(out), data, overwrite=True)
+    partial = partial_path(target)
+    finished = len(report.samples)
+    if finished < report.planned:
+        record = {
+            "partial": True,
+            "conversations_done": finished,
+            "conversations_planned": report.planned,
+            "questions": len(report.results),
+            "samples": list(report.samples),
+            "results": target.name,
+        }
+        write_atomic(partial, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"), overwrite=True)
+    write_atomic(target, data, overwrite=True)
+    if finished >= report.planned:
+        partial.unlink(missing_ok=True)
+
+
+def partial_path(out: Path) -> Path:
+    """The file that says `out` holds a run's first conversations only: `results.jsonl.partial`."""
+    return out.with_name(out.name + PARTIAL_SUFFIX)
+
+
+PARTIAL_SUFFIX = ".partial"
 
 
 def check_out(out: str | Path) -> Path:

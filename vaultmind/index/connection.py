@@ -5,9 +5,11 @@ finder spares DuckDB's client its searches for dataframe libraries that are not 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 import time
+from collections.abc import Collection
 from contextlib import suppress
 from pathlib import Path
 
@@ -23,6 +25,10 @@ BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rath
 # lock, and a failed open is retried in the background (`reopening.py`), so requests get a clear
 # error instead of waiting minutes
 REOPEN_WAIT_S = 30.0
+# how long a wait for the file goes on, at most, while its holder says it lets the file go to this
+# process once its call ends (`HeldMemory`: `vaultmind mcp`, whose first call, opening and
+# loading the index, takes 7-18 s at 10k notes on a loaded machine)
+HANDOVER_WAIT_S = 120.0
 
 
 class _Absent:
@@ -60,13 +66,16 @@ def session(con: duckdb.DuckDBPyConnection) -> None:
 def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnection:
     """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
     holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
-    (`ask_for_file`), and does within a moment. The request is withdrawn once the wait ends,
-    the file had or not: left, it would ask a holder for a file nobody waits for. A single try
-    (`wait_s` 0: the background retries of `reopening`, a try each) leaves it, for its next try
-    to find the file let go."""
-    deadline = time.monotonic() + wait_s
+    (`ask_for_file`), and does within a moment, or once the call it runs ends: while it says so
+    (`promised_by`), the wait goes on up to `HANDOVER_WAIT_S`, said once on stderr. The request
+    is withdrawn once the wait ends, the file had or not: left, it would ask a holder for a file
+    nobody waits for. A single try (`wait_s` 0: the background retries of `reopening`, a try
+    each) leaves it, for its next try to find the file let go."""
+    started = time.monotonic()
+    deadline = started + wait_s
     delay = 0.02
     asked: str | None = None  # this wait's latest request
+    promised = False  # the holder said it lets the file go after its call (the wait was made longer)
     try:
         while True:
             try:
@@ -78,6 +87,14 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 if not is_lock_error(exc):
                     raise
                 asked = ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
+                if wait_s > 0 and not promised and (holder := promised_by(path)) is not None:
+                    promised, deadline = True, max(deadline, started + HANDOVER_WAIT_S)
+                    print(
+                        f"vaultmind: waiting for {holder[1]} (pid {holder[0]}) to finish a call and let the index go "
+                        f"(up to {HANDOVER_WAIT_S:g} s)…",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 if time.monotonic() + delay > deadline:
                     raise IndexBusy(
                         "the index is in use by another vaultmind process",
@@ -118,6 +135,50 @@ def request_for_file(path: Path) -> str | None:
         return wanted_path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+
+
+def promised_path(path: Path) -> Path:
+    """The file a holder that lets the index go after the call it runs writes beside it
+    (`promise_file`), naming the processes whose requests it has seen."""
+    return path.with_name(path.name + ".promised")
+
+
+def promise_file(path: Path, who: str, waiters: Collection[int]) -> None:
+    """Say, as the holder of the index (`who`: "vaultmind mcp"), that it lets the file go once
+    its call ends to the processes `waiters` (the pids of the requests it saw)."""
+    record = {"pid": os.getpid(), "who": who, "waiters": sorted(waiters)}
+    tmp = path.with_name(path.name + ".promised.tmp")
+    try:
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(tmp, promised_path(path))
+    except OSError:
+        pass  # (a folder that cannot be written: the waiter waits as long as before)
+
+
+def withdraw_promise(path: Path) -> None:
+    with suppress(OSError):
+        promised_path(path).unlink()
+
+
+def promised_by(path: Path) -> tuple[int, str] | None:
+    """The holder (pid, what it is) that said it lets the file go to this process after its
+    call, while it runs; None when none did (a daemon, a command: the wait stays `BUSY_WAIT_S`)."""
+    from vaultmind.client import alive
+
+    try:
+        record = json.loads(promised_path(path).read_text(encoding="utf-8"))
+        pid, who, waiters = int(record["pid"]), str(record["who"]), {int(w) for w in record["waiters"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if os.getpid() not in waiters or pid == os.getpid() or not alive(pid):
+        return None
+    return pid, who
+
+
+def waiter_of(request: str) -> int | None:
+    """The pid of the process that wrote `request` (`ask_for_file`: "pid time")."""
+    head = request.split(" ", 1)[0].strip()
+    return int(head) if head.isdigit() else None
 
 
 def is_lock_error(exc: BaseException) -> bool:

@@ -76,6 +76,7 @@ def section_leaves(
     source_ref: str | None = None,
     timestamp: str | None = None,
     read_as_shown: Callable[[str], str] | None = None,
+    read_opening: Callable[[str], str] | None = None,
 ) -> list[Leaf]:
     """Token-budget section leaves of a body (see the module docstring).
 
@@ -83,7 +84,9 @@ def section_leaves(
     note's front matter `source_ref`) and `timestamp` (its `time_end`: the document as of its
     last change) are set on every leaf. `read_as_shown`: the body is a note vaultmind wrote
     escaped, each leaf's text is read through it (`render.unescape_shown` for a summary or an
-    entity note, `render.unescape_markup` for a document: `note.shown_reader`).
+    entity note, `render.unescape_markup` for a document: `note.shown_reader`); `read_opening`:
+    the first leaf's text is read through it besides (a document's title heading,
+    `note.opening_reader`), no other leaf's.
     """
     if not body.strip():
         return []
@@ -94,6 +97,8 @@ def section_leaves(
     seen: dict[str, int] = {}  # text → leaves of that text so far
     for seq, (chunk, path, anchor, tokens) in enumerate(chunks):
         text = read_as_shown(chunk) if read_as_shown is not None else chunk
+        if seq == 0 and read_opening is not None:
+            text = read_opening(text)
         occurrence = seen.get(text, 0)
         seen[text] = occurrence + 1
         leaves.append(

@@ -12,7 +12,13 @@ from vaultmind.markdown.blocks import scan_blocks
 from vaultmind.markdown.chunking import DEFAULT_CHUNK_TOKENS, message_leaves, section_leaves
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.obsidian import parse_obsidian
-from vaultmind.markdown.render import CALLOUT_TYPES, derived_ref, title_reader, unescape_shown
+from vaultmind.markdown.render import (
+    CALLOUT_TYPES,
+    derived_ref,
+    title_reader,
+    unescape_markup,
+    unescape_shown,
+)
 from vaultmind.model import ParsedNote
 from vaultmind.vault.layout import note_kind
 from vaultmind.zones import local_to_utc, note_zone
@@ -68,6 +74,7 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
             source_ref=source_ref or None,
             timestamp=when or None,
             read_as_shown=shown,
+            read_opening=opening_reader(kind, data),
         )
 
     title = _str(data.get("title"))
@@ -98,21 +105,33 @@ def parse_note(path: str, text: str, *, chunk_tokens: int = DEFAULT_CHUNK_TOKENS
 
 
 def shown_reader(kind: str, data: Mapping[str, Any]) -> Callable[[str], str] | None:
-    """How a note vaultmind wrote escaped is read, as Obsidian shows it (its leaves, and the title
-    its heading gives); None for any other note, read as written.
+    """How a note vaultmind wrote escaped is read, as Obsidian shows it (its leaves); None for
+    any other note, read as written.
 
     - a summary and an entity note: without the escapes of `render.escape_markup` and the `\\#`
       of `render.no_tag`, which vaultmind put before a name's `#` (`render.unescape_shown`);
-    - a document: without those of `render.escape_markup` alone (a `.txt` or `.html` file's
-      text is escaped so; a `.md` file's backslashes are Markdown's, which read the same), and
-      its title heading as it shows (`render.title_reader`: "# \\#ops notes" is "# #ops notes").
+    - a document vaultmind wrote (`vaultmind: source`): without those of `render.escape_markup`
+      alone (a `.txt` or `.html` file's text is escaped so; a `.md` file's backslashes are
+      Markdown's, which read the same); its title heading is read by `opening_reader`.
       Any other `\\#` in a document is its author's (vaultmind writes one only in that heading):
       it is read as its file has it, and a summary of it keeps it, so that it tags no summary."""
     if _str(data.get("vaultmind")) in ("summary", "entity"):
         return unescape_shown
-    if kind == "source" and _str(data.get("kind")) == "document":
-        return title_reader(_str(data.get("title")))
+    if _generated_document(kind, data):
+        return unescape_markup
     return None
+
+
+def opening_reader(kind: str, data: Mapping[str, Any]) -> Callable[[str], str] | None:
+    """How the opening of a document vaultmind wrote reads besides (`shown_reader`): its title
+    heading as it shows ("# \\#ops notes" is "# #ops notes", `render.title_reader`); None for
+    any other note, or a title whose heading escapes nothing."""
+    return title_reader(_str(data.get("title"))) if _generated_document(kind, data) else None
+
+
+def _generated_document(kind: str, data: Mapping[str, Any]) -> bool:
+    """A document's note vaultmind wrote: never a note of yours that names itself a document."""
+    return kind == "source" and _str(data.get("vaultmind")) == "source" and _str(data.get("kind")) == "document"
 
 
 def leaf_key(path: str, kind: str, data: Mapping[str, Any]) -> str:

@@ -357,18 +357,21 @@ def title_heading(title: str) -> str:
     return f"# {shown_line(title)}"
 
 
-def title_reader(title: str) -> Callable[[str], str]:
-    """How the text of a document's note is read (`unescape_markup`), its title heading as it
-    shows: "# \\#ops notes", which vaultmind wrote over the document "#ops notes", reads
-    "# #ops notes", as a name's `\\#` in an entity note does (`unescape_shown`). Any other
-    `\\#` of a document is its author's, read as written."""
+def title_reader(title: str) -> Callable[[str], str] | None:
+    """How the opening line of a document's note reads when it is the title heading vaultmind
+    wrote over it: "# \\#ops notes", written over the document "#ops notes", reads
+    "# #ops notes", as a name's `\\#` in an entity note does (`unescape_shown`); None when the
+    heading escapes nothing (most titles). The text it is given is read already
+    (`unescape_markup`); only its first line is the heading's place: a line further down that
+    is the same as the escaped heading is its author's, read as written."""
     heading = title_heading(title)
-    if heading == f"# {title}":  # nothing escaped in it (most titles)
-        return unescape_markup
+    if heading == f"# {title}":
+        return None
     written, shown = unescape_markup(heading), f"# {title}"
 
     def read(text: str) -> str:
-        return "\n".join(shown if line == written else line for line in unescape_markup(text).split("\n"))
+        first, end, rest = text.partition("\n")
+        return f"{shown}{end}{rest}" if first == written else text
 
     return read
 

@@ -1,0 +1,131 @@
+"""`vaultmind serve` started while `vaultmind mcp` (no daemon) is inside a long call — its first,
+which opens the index and loads what a question reads: 7-18 s at 10k notes on a loaded machine
+— starts once that call ends. The server lets the file go only after the call; serve waited its
+usual 10 s for it and gave up, "index in use". It is told the file comes after the call, says
+what it waits for, and waits (up to 2 minutes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vaultmind.client import find_daemon
+from vaultmind.config import load_config
+from vaultmind.index.connection import promised_path
+
+from .conftest import READY_S, end_process
+from .fakes.ollama_server import FakeOllama
+from .test_mcp import _call, boat_vault
+
+
+def _until(condition: Callable[[], object], within_s: float = READY_S) -> None:
+    deadline = time.monotonic() + within_s
+    while not condition():
+        assert time.monotonic() < deadline, "the condition was not met in time"
+        time.sleep(0.05)
+
+
+def _lines(stream: object, into: list[str]) -> threading.Thread:
+    """Read `stream` line by line into `into` (a daemon's output, drained while it runs)."""
+
+    def read() -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            into.append(line)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    return reader
+
+
+@pytest.mark.slow
+def test_serve_started_during_the_mcp_server_s_long_first_call_waits_for_it_and_starts(tmp_path: Path) -> None:
+    vault = boat_vault(tmp_path / "vault")
+    settings = vault / ".vaultmind" / "config.toml"  # (the embedding held here is not given up on)
+    settings.write_text(settings.read_text(encoding="utf-8").replace("[ollama]\n", "[ollama]\ntimeout_s = 300\n", 1), encoding="utf-8")
+    config = load_config(vault)
+    gate = threading.Event()
+    with FakeOllama() as fake:
+        fake.gate = gate  # the first call's embedding waits: the call holds the index until the test ends it
+        env = {**os.environ, "VAULTMIND_EMBED_PROVIDER": "ollama", "VAULTMIND_OLLAMA_HOST": fake.host}
+        agent = subprocess.Popen(
+            [sys.executable, "-m", "vaultmind", "mcp", "--vault", str(vault)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        )  # fmt: skip
+        serve = None
+        said: list[str] = []
+        try:
+            assert agent.stdin is not None and agent.stdout is not None
+            agent.stdin.write(_call(1, mode="search", query="kayak") + "\n")
+            agent.stdin.flush()
+            _until(lambda: fake.requests_to("/api/embed"))  # the first call is in its embedding, the index open
+            serve = subprocess.Popen(
+                [sys.executable, "-m", "vaultmind", "serve", "--vault", str(vault)],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+            )  # fmt: skip
+            reader = _lines(serve.stderr, said)
+            waiting = f"waiting for vaultmind mcp (pid {agent.pid}) to finish a call"
+            # serve's usual wait for the file (10 s) ends without it: it either says what it waits
+            # for, or (before) gave up and ended
+            _until(lambda: any(waiting in line for line in said) or serve.poll() is not None)  # type: ignore[union-attr]
+            assert any(waiting in line for line in said), "".join(said)
+            assert serve.poll() is None, "".join(said)
+            gate.set()  # the call ends; the server lets the file go, and serve opens it
+            answer = json.loads(agent.stdout.readline())
+            assert answer["result"]["isError"] is False, answer
+            assert [hit["note_path"] for hit in answer["result"]["structuredContent"]["hits"]] == ["Notes/boat.md"]
+            _until(lambda: find_daemon(config) is not None or serve.poll() is not None)  # type: ignore[union-attr]
+            assert serve.poll() is None, "".join(said)
+            assert not promised_path(config.index_path).exists()  # taken away with the file
+            agent.stdin.write(_call(2, mode="search", query="kayak") + "\n")  # through the daemon now
+            agent.stdin.flush()
+            again = json.loads(agent.stdout.readline())
+            assert [hit["note_path"] for hit in again["result"]["structuredContent"]["hits"]] == ["Notes/boat.md"], again
+        finally:
+            gate.set()
+            if agent.stdin is not None:
+                agent.stdin.close()
+            end_process(agent)
+            if serve is not None:
+                serve.terminate()
+                try:
+                    serve.wait(60)
+                finally:
+                    end_process(serve)
+                    reader.join(10)
+
+
+def test_a_promise_is_believed_only_from_a_live_holder_and_for_the_process_it_names(tmp_path: Path) -> None:
+    """A promise left by a server killed mid-call, or made to another waiting process, must not
+    keep a wait going for two minutes."""
+    from vaultmind.index.connection import promise_file, promised_by, withdraw_promise
+
+    index = tmp_path / "index.duckdb"
+    assert promised_by(index) is None
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    gone = int(done.stdout)  # a process that has ended
+    promised_path(index).write_text(json.dumps({"pid": gone, "who": "vaultmind mcp", "waiters": [os.getpid()]}), encoding="utf-8")
+    assert promised_by(index) is None
+    holder = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, text=True)
+    try:
+        record = {"pid": holder.pid, "who": "vaultmind mcp", "waiters": [os.getpid() + 1]}
+        promised_path(index).write_text(json.dumps(record), encoding="utf-8")
+        assert promised_by(index) is None  # made to another process
+        promised_path(index).write_text(json.dumps({**record, "waiters": [os.getpid()]}), encoding="utf-8")
+        assert promised_by(index) == (holder.pid, "vaultmind mcp")
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(30)
+    promise_file(index, "vaultmind mcp", {12, 3})
+    assert json.loads(promised_path(index).read_text(encoding="utf-8")) == {"pid": os.getpid(), "who": "vaultmind mcp", "waiters": [3, 12]}
+    assert promised_by(index) is None  # (its own)
+    withdraw_promise(index)
+    assert not promised_path(index).exists()
