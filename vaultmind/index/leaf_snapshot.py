@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -106,5 +107,5 @@ def _strings(names: list[str]) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.in
 def _names(data: npt.NDArray[np.uint8], ends: npt.NDArray[np.int64]) -> list[str]:
     """The strings `_strings` made."""
     raw = data.tobytes()
-    starts = [0, *ends[:-1].tolist()]
-    return [raw[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, ends.tolist(), strict=True)]
+    bounds = [0, *ends.tolist()]
+    return [raw[a:b].decode("utf-8", "surrogatepass") for a, b in pairwise(bounds)]
