@@ -14,11 +14,15 @@ import numpy as np
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.index.leaf_snapshot import LEAVES_SNAPSHOT
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
-from vaultmind.index.snapshot_file import FileBytes, load_arrays, save_arrays
-from vaultmind.index.vector_snapshot import VECTORS_SNAPSHOT
+from vaultmind.index.snapshot_file import (
+    LEAVES_SNAPSHOT,
+    VECTORS_SNAPSHOT,
+    FileBytes,
+    load_arrays,
+    save_arrays,
+)
 from vaultmind.memory import Memory
 
 from .conftest import write

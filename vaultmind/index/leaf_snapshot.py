@@ -26,7 +26,6 @@ from vaultmind.index.snapshot_file import FileBytes, load_arrays, save_arrays
 
 log = logging.getLogger(__name__)
 
-LEAVES_SNAPSHOT = "resident-leaves.bin"  # beside the index file
 _FORMAT = 1
 _MAGIC = b"vaultmind leaves 1\n"
 _COLUMNS = ("note", "author", "seq", "doc_len", "ts", "kind")

@@ -36,8 +36,9 @@ from vaultmind.index.leaf_columns import (
     ts_array,
 )
 from vaultmind.index.leaf_rows import LEAF_ROWS_SQL, NOTE_ROWS_SQL
-from vaultmind.index.leaf_snapshot import LEAVES_SNAPSHOT, HeldLeaves, leaves_key, load_leaves, save_leaves
+from vaultmind.index.leaf_snapshot import HeldLeaves, leaves_key, load_leaves, save_leaves
 from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.snapshot_file import LEAVES_SNAPSHOT
 
 log = logging.getLogger(__name__)
 

@@ -25,17 +25,12 @@ from vaultmind.index.resident import (
     LeafDelta,
 )
 from vaultmind.index.row_ids import RowIds, SharedIds, id_array, pack_ids
+from vaultmind.index.snapshot_file import VECTORS_SNAPSHOT
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import hash_prefix, leaf_keys, matrix_of, stored_width
 from vaultmind.index.vector_rows import VectorRows
 from vaultmind.index.vector_scan import Clusters, FirstPass, RowFile, quantize_rows, scratch_failed
-from vaultmind.index.vector_snapshot import (
-    VECTORS_SNAPSHOT,
-    HeldVectors,
-    load_vectors,
-    save_vectors,
-    vectors_key,
-)
+from vaultmind.index.vector_snapshot import HeldVectors, load_vectors, save_vectors, vectors_key
 
 log = logging.getLogger(__name__)
 

@@ -29,6 +29,12 @@ log = logging.getLogger(__name__)
 
 ALIGN = 64
 
+# the snapshots beside the index file, by what they hold (`leaf_postings`, `leaf_snapshot`, `vector_snapshot`)
+POSTINGS_SNAPSHOT = "resident-postings.bin"
+LEAVES_SNAPSHOT = "resident-leaves.bin"
+VECTORS_SNAPSHOT = "resident-vectors.bin"
+SNAPSHOTS = (POSTINGS_SNAPSHOT, LEAVES_SNAPSHOT, VECTORS_SNAPSHOT)
+
 
 @dataclass(frozen=True, slots=True)
 class FileBytes:

@@ -25,7 +25,6 @@ from vaultmind.index.vector_scan import FirstPass
 
 log = logging.getLogger(__name__)
 
-VECTORS_SNAPSHOT = "resident-vectors.bin"  # beside the index file
 _FORMAT = 1
 _MAGIC = b"vaultmind vectors 1\n"
 
