@@ -202,6 +202,8 @@ class ResidentLeaves(LeafBM25):
             c["note"], c["author"], c["seq"], c["doc_len"], c["ts"], c["kind"]
         )  # fmt: skip
         self._store.take_spans(held.spans)
+        if self.progress:  # done at once: a status that follows the load sees it end
+            self.progress("load leaves", len(held.keys), len(held.keys))
         return held.keys
 
     def _keep(self, path: Path, key: str, keys: npt.NDArray[np.bytes_]) -> None:

@@ -472,6 +472,8 @@ class ResidentVectors(VectorRows):
         self._head, self._sum = held.head, held.total
         self.shared_ids.reset(self._rows, held.keys, packed=held.packed)
         self._loaded = True
+        if self.progress:  # done at once: a status that follows the load sees it end
+            self.progress("load vectors", len(held.keys), len(held.keys))
 
     def _keep(self, key: str) -> None:
         """Take a snapshot of the rows just loaded from the index and prepared (under `key`),
