@@ -182,3 +182,21 @@ def test_the_command_line_without_a_daemon_sees_a_note_saved_between_two_questio
     assert "notes/new.md" in ask("zephyrine")
     (vault / "notes/new.md").unlink()
     assert "notes/new.md" not in ask("zephyrine") and ask("otter budget") == first
+
+
+def test_vectors_loaded_while_there_were_none_take_the_first_ones_a_save_adds(vault: Path) -> None:
+    """A snapshot taken of no vectors (an empty vault) holds no sum: the first vectors a save
+    adds, in that process or in the next one that reads the snapshot, set the width."""
+    (vault / ".vaultmind").mkdir()
+    for round_ in range(2):  # the first takes the snapshot, the second reads it
+        with Memory.open(load_config(vault)) as memory:
+            memory.sync(changes_only=True)
+            memory.query("walk", {"query": "otter", "reference_time": WHEN})  # loads the leaves and vectors: none
+            assert memory.vectors.mean_direction() is None
+            assert (vault / ".vaultmind" / VECTORS_SNAPSHOT).is_file()
+            write(vault, f"notes/n{round_}.md", f"# Otter {round_}\n\nThe otter budget, round {round_}.\n")
+            memory.sync(changes_only=True)  # the resident vectors take the note's
+            hits = memory.query("walk", {"query": "otter budget", "reference_time": WHEN})["hits"]
+            assert f"notes/n{round_}.md" in {hit["note_path"] for hit in hits}
+            assert memory.vectors.mean_direction() is not None
+        (vault / f"notes/n{round_}.md").unlink()

@@ -482,7 +482,7 @@ class ResidentVectors(VectorRows):
         path = self._snapshot_path
         if path is None or self._file is not None or self._ivf is not None or self._chunks:
             return
-        if self._sum is None:
+        if self._sum is None and self._width:  # none without vectors: the first ones added set the width
             self._sum = self._live_sum()
         keys, packed = self._rows.loaded_keys()
         matrix = self._matrix if self._q8 is None else None

@@ -41,7 +41,7 @@ class HeldVectors:
     q8: npt.NDArray[np.int8] | None
     scale: npt.NDArray[np.float32]
     head: FirstPass | None
-    total: npt.NDArray[np.float64]
+    total: npt.NDArray[np.float64] | None  # None: not summed (no vectors)
 
 
 def vectors_key(con: Any, model_id: str, settings: tuple[object, ...]) -> str:
@@ -61,8 +61,10 @@ def vectors_key(con: Any, model_id: str, settings: tuple[object, ...]) -> str:
 def save_vectors(path: Path, key: str, held: HeldVectors) -> None:
     """Write `held` to `path` under `key` (moved into place whole)."""
     arrays: dict[str, npt.NDArray[Any]] = {
-        "keys": held.keys, "packed": np.array([held.packed], dtype=np.uint8), "scale": held.scale, "total": held.total,
+        "keys": held.keys, "packed": np.array([held.packed], dtype=np.uint8), "scale": held.scale,
     }  # fmt: skip
+    if held.total is not None:
+        arrays["total"] = held.total
     if held.matrix is not None:
         arrays["matrix"] = held.matrix
     if held.q8 is not None:
@@ -89,7 +91,7 @@ def load_vectors(path: Path, key: str) -> HeldVectors | None:
             head = FirstPass(q8, arrays["axes"], tuple(blocks))
         return HeldVectors(
             keys=arrays["keys"], packed=bool(arrays["packed"][0]), matrix=arrays.get("matrix"), q8=q8,
-            scale=arrays["scale"], head=head, total=arrays["total"],
+            scale=arrays["scale"], head=head, total=arrays.get("total"),
         )  # fmt: skip
     except (KeyError, IndexError) as exc:
         log.info("the vectors snapshot %s cannot be read (%s); loading them from the index", path, exc)
