@@ -26,9 +26,11 @@ from vaultmind.index.leaf_postings import _group_starts
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.pool import size_bytes
 from vaultmind.index.resident import ResidentLeaves
-from vaultmind.index.resident_vectors import ResidentVectors, _hash_prefix, _leaf_keys
+from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.row_ids import RowIds, best_first
 from vaultmind.index.serving_pool import LOAD_MEMORY_LIMIT, VECTORS_LOAD_LIMIT
+from vaultmind.index.vector_codec import hash_prefix as _hash_prefix
+from vaultmind.index.vector_codec import leaf_keys as _leaf_keys
 from vaultmind.index.vector_codec import vector_of
 from vaultmind.index.vector_scan import quantize_rows, split_scan
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note

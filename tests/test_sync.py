@@ -1883,3 +1883,12 @@ def test_new_ignore_rules_wait_for_the_sync_in_hand(vault: Path) -> None:
             assert memory.syncer.rules is rules and memory.config.ignore == (), "not under the sync"
         taker.join(10)
         assert changed == [True] and memory.syncer.rules.ignores_dir("Projects")
+
+
+def test_the_written_out_spaces_are_those_str_strip_takes_off() -> None:
+    """`sync_write._SPACE` is written out (finding it over every code point cost each process
+    ~0.1 s at import): it must stay what this Python's `str.strip` takes off."""
+    from vaultmind.sync_write import _SPACE
+
+    assert set(_SPACE) == {chr(c) for c in range(0x110000) if chr(c).isspace()}
+    assert all(not (c + "x" + c).strip(_SPACE).startswith(c) for c in _SPACE)

@@ -193,6 +193,18 @@ def index_bytes(config: Config) -> int:
     return size
 
 
+def snapshot_bytes(config: Config) -> int:
+    """The size of the snapshots of the resident structures beside the index (a cache a
+    question without a daemon reads instead of the index: `index.snapshot_file.SNAPSHOTS`)."""
+    from vaultmind.index.snapshot_file import SNAPSHOTS
+
+    size = 0
+    for name in SNAPSHOTS:
+        with contextlib.suppress(FileNotFoundError):
+            size += os.path.getsize(config.index_path.parent / name)
+    return size
+
+
 def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, take_notice: bool = True) -> dict[str, Any]:
     """The whole status: `counts` (`read_counts`) with what is read on every status.
     `take_notice`: this status is the user's (`vaultmind status`), which says a quarantine's
@@ -256,6 +268,7 @@ def status_report(memory: OpenMemory, counts: dict[str, Any], *, loading: bool, 
         "index": {
             "path": str(config.index_path),
             "bytes": size,
+            "snapshot_bytes": snapshot_bytes(config),  # derived: the next load takes them again when deleted
             "schema_version": int(counts["schema_version"]) if counts["schema_version"] else None,  # as the index holds it
             "migrations": len(applied),
             "migration": applied[-1] if applied else None,  # the last applied

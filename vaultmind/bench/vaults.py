@@ -11,12 +11,12 @@ from vaultmind.bench.synth import read_manifest
 from vaultmind.client import find_daemon
 from vaultmind.config import DEFAULT_IGNORE, Config, load_config
 from vaultmind.errors import UsageError
-from vaultmind.index.leaf_postings import POSTINGS_SNAPSHOT
+from vaultmind.index.snapshot_file import SNAPSHOTS
 from vaultmind.vault.layout import is_note
 from vaultmind.vault.scan import IgnoreRules
 
 # the index, and what is derived from it beside it: a load after `delete_index` is a cold one
-_STATE_FILES = ("index.duckdb", "index.duckdb.wal", POSTINGS_SNAPSHOT)
+_STATE_FILES = ("index.duckdb", "index.duckdb.wal", *SNAPSHOTS)
 
 
 def vault_config(vault: Path, embed_provider: str | None) -> Config:

@@ -55,6 +55,14 @@ class NameCodes:
         self.names: list[str] = []
         self._code: dict[str, int] = {}
 
+    @classmethod
+    def of(cls, names: list[str]) -> NameCodes:
+        """Codes numbering `names` in their order (distinct)."""
+        codes = cls()
+        codes.names = names
+        codes._code = {name: i for i, name in enumerate(names)}
+        return codes
+
     def find(self, name: str) -> int | None:
         return self._code.get(name)
 

@@ -18,6 +18,7 @@ from vaultmind import __version__
 from vaultmind.index.leaf_state import _BATCH, LeafState
 from vaultmind.index.postings import PostingLists, TermCodes, load_snapshot, save_snapshot
 from vaultmind.index.row_ids import id_array
+from vaultmind.index.snapshot_file import POSTINGS_SNAPSHOT
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,6 @@ log = logging.getLogger(__name__)
 # filled with their blocks (at 50k notes 16 MB: +15 MB over the scan, 128 MB: +105 MB, and
 # 3.6 against 3.3 s)
 POSTINGS_POOL = "24MB"
-POSTINGS_SNAPSHOT = "resident-postings.bin"  # beside the index file (`_postings_from_snapshot_or_index`)
 POSTINGS_SNAPSHOT_FORMAT = 1
 
 

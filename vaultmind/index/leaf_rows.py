@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from vaultmind.index.growing import appended
 from vaultmind.index.scratch import ScratchFile
+from vaultmind.index.snapshot_file import FileBytes, copy_bytes
 
 LEAF_FIELDS = (
     "id", "note_path", "seq", "anchor", "text", "ts", "author", "source_ref", "message_id", "content_hash",
@@ -144,6 +145,26 @@ class LeafRowStore:
         self._start, self._size = appended(self._start, start), appended(self._size, size)
         self._text_start = appended(self._text_start, text_start)
         self._text_size = appended(self._text_size, text_size)
+
+    def spans(self) -> dict[str, npt.NDArray[Any]]:
+        """Where each record lies in the file (`restore` takes them back)."""
+        return {"start": self._start, "size": self._size, "text_start": self._text_start, "text_size": self._text_size}
+
+    def contents(self) -> FileBytes:
+        """The file's bytes, to be copied elsewhere (a snapshot)."""
+        return FileBytes(self._scratch().fd, 0, self._end)
+
+    def take_contents(self, contents: FileBytes) -> None:
+        """Start the file over as a copy of `contents` (`contents`' of a store; its records'
+        places follow, `take_spans`)."""
+        self.clear()
+        copy_bytes(contents, self._scratch().fd, 0)
+        self._end = contents.size
+
+    def take_spans(self, spans: dict[str, npt.NDArray[Any]]) -> None:
+        """The records' places as `spans` gave them."""
+        self._start, self._size = spans["start"], spans["size"]
+        self._text_start, self._text_size = spans["text_start"], spans["text_size"]
 
     @property
     def nbytes(self) -> int:

@@ -13,9 +13,7 @@ index, so the next load of the same postings reads them instead of the index.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,6 +22,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from vaultmind.index.snapshot_file import load_arrays, save_arrays
 
 log = logging.getLogger(__name__)
 
@@ -198,63 +198,26 @@ class TermCodes:
 
 
 _MAGIC = b"vaultmind postings 1\n"
-_ALIGN = 64
 
 
 def save_snapshot(path: Path, key: str, codes: TermCodes, lists: PostingLists) -> None:
-    """Write `codes` and `lists` to `path` under `key`: a JSON header (the key, each array's
-    type, length and place), then the arrays' bytes, written from their buffers (no copy). The
-    file is written beside `path`, then moved over it: a reader finds the old one or the new
-    one whole."""
+    """Write `codes` and `lists` to `path` under `key` (`snapshot_file.save_arrays`)."""
     arrays = {f"codes_{k}": v for k, v in codes.parts().items()} | {f"lists_{k}": v for k, v in lists.parts().items()}
-    offsets, at = [], 0
-    for array in arrays.values():
-        offsets.append(at)
-        at += -(-array.nbytes // _ALIGN) * _ALIGN
-    places = [
-        {"name": name, "dtype": array.dtype.str, "count": len(array), "offset": offset}
-        for (name, array), offset in zip(arrays.items(), offsets, strict=True)
-    ]
-    header = json.dumps({"key": key, "arrays": places}).encode()
-    part = path.with_name(path.name + ".part")
-    try:
-        with part.open("wb") as out:
-            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
-            start = -(-out.tell() // _ALIGN) * _ALIGN
-            for offset, array in zip(offsets, arrays.values(), strict=True):
-                out.seek(start + offset)
-                out.write(np.ascontiguousarray(array).data)
-        os.replace(part, path)
-    except OSError:
-        part.unlink(missing_ok=True)  # a full disk: no half-written file left behind
-        raise
+    save_arrays(path, _MAGIC, key, arrays)
 
 
 def load_snapshot(path: Path, key: str) -> tuple[TermCodes, PostingLists] | None:
     """What `save_snapshot` wrote to `path`, when it was written under `key` (None otherwise, or
     when the file is missing or damaged: the caller loads the postings from the index)."""
+    arrays = load_arrays(path, _MAGIC, key, "postings")
+    if arrays is None:
+        return None
     try:
-        with path.open("rb") as f:
-            if f.read(len(_MAGIC)) != _MAGIC:
-                raise ValueError("not a postings snapshot")
-            header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
-            if header.get("key") != key:
-                return None
-            start = -(-f.tell() // _ALIGN) * _ALIGN
-            arrays: dict[str, npt.NDArray[Any]] = {}
-            for place in header["arrays"]:
-                f.seek(start + int(place["offset"]))
-                count = int(place["count"])
-                arrays[str(place["name"])] = array = np.fromfile(f, dtype=np.dtype(place["dtype"]), count=count)
-                if len(array) != count:
-                    raise ValueError("the file ends early")
         codes = TermCodes.from_parts({k: arrays[f"codes_{k}"] for k in ("data", "offsets", "codes")})
         lists = PostingLists.from_parts(
             {k: arrays[f"lists_{k}"] for k in ("bounds", "low", "tf", "run_start", "run_high", "term_run")}
         )
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         log.info("the postings snapshot %s cannot be read (%s); loading them from the index", path, exc)
         return None
     return codes, lists

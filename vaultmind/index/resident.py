@@ -10,10 +10,12 @@ pass a quarter of the rows. Results are identical to the SQL definitions in `lex
 from __future__ import annotations
 
 import heapq
+import logging
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -34,7 +36,11 @@ from vaultmind.index.leaf_columns import (
     ts_array,
 )
 from vaultmind.index.leaf_rows import LEAF_ROWS_SQL, NOTE_ROWS_SQL
+from vaultmind.index.leaf_snapshot import HeldLeaves, leaves_key, load_leaves, save_leaves
 from vaultmind.index.row_ids import RowIds, id_array
+from vaultmind.index.snapshot_file import LEAVES_SNAPSHOT
+
+log = logging.getLogger(__name__)
 
 COMPACT_SHARE = 0.25
 
@@ -123,6 +129,8 @@ class ResidentLeaves(LeafBM25):
         )
 
     def _load(self) -> None:
+        """Every leaf: as the snapshot beside the index holds them when it was taken of the same
+        leaves (`leaf_snapshot`), else streamed from the index and a snapshot taken."""
         self._rows = RowIds()
         self._live_stats = None
         self._note_stats = None
@@ -131,35 +139,18 @@ class ResidentLeaves(LeafBM25):
         self._notes, self._author_names = NameCodes(), NameCodes()
         self._extra, self._place_added = {}, {}
         self._store.clear()
-        parts: list[tuple[npt.NDArray[Any], ...]] = []
-        with self.index.lock:  # streamed: each batch's rows go to the row store as JSON
-            total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
-            done = 0
-            notes = self.index.con.execute(NOTE_ROWS_SQL).to_arrow_table()
-            reader = self.index.con.execute(LEAF_ROWS_SQL).to_arrow_reader(_ROWS_BATCH)  # in any order: the rows know their ids
-            for batch in reader:
-                done += batch.num_rows
-                meta, rows = _with_notes(batch, notes)
-                self._store.append_columns(rows, meta.column("text"))
-                parts.append((id_array(meta.column("id")), *self._columns(meta)))
-                if len(parts) % RELEASE_EVERY == 0:  # the batches' tables and the row store's old spans
-                    release_freed_memory()
-                if self.progress and done < total:
-                    self.progress("load leaves", done, total)
-            self.index.drop_cached_blocks()  # the leaves' blocks, before the columns are joined
-            if self.progress:  # leaves of no note are not loaded: done may stay below the count
-                self.progress("load leaves", total, total)
-            empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
-                     np.zeros(0, np.int32), np.zeros(0, dtype="datetime64[us]"), np.zeros(0, np.int8))  # fmt: skip
-            keys, notes, who, seq, length, ts, kind = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
-            del parts
-            order = np.argsort(keys, kind="stable")  # rows in id order: lookups need no second copy
-            if not bool((order == np.arange(len(order))).all()):
-                keys, notes, who, seq, length, ts, kind = (a[order] for a in (keys, notes, who, seq, length, ts, kind))
-                self._store.reorder(order)
+        with self.index.lock:
+            path = self.index.path.parent / LEAVES_SNAPSHOT if self.index.path is not None else None
+            key = leaves_key(self.index.con) if path is not None else None
+            held = load_leaves(path, key, self._store) if path is not None and key is not None else None
+            if held is not None:
+                keys = self._take(held)
+            else:
+                keys = self._stream()
+                if path is not None and key is not None:
+                    self._keep(path, key, keys)
             self.shared_ids.reset(self._rows, keys)
-            self._note, self._author, self._seq, self._doc_len, self._ts, self._kind = notes, who, seq, length, ts, kind
-            counts = np.bincount(who[who >= 0], minlength=len(self._author_names.names))
+            counts = np.bincount(self._author[self._author >= 0], minlength=len(self._author_names.names))
             names = self._author_names.names
             self._authors = Counter({name: n for name, n in zip(names, counts.tolist(), strict=True) if n and name})
             self._author_set = None
@@ -170,6 +161,60 @@ class ResidentLeaves(LeafBM25):
         self._place_keys = places[self._place_rows]
         self._loaded = True
         release_freed_memory()
+
+    def _stream(self) -> npt.NDArray[np.bytes_]:
+        """Read every leaf from the index (under its lock), in batches: each batch's rows go to
+        the row store, its columns are joined at the end, in id order. Returns the ids."""
+        self._store.clear()  # a snapshot found damaged may have copied its rows
+        parts: list[tuple[npt.NDArray[Any], ...]] = []
+        total = int(self.index.scalar("SELECT count(*) FROM leaves")) if self.progress else 0
+        done = 0
+        notes = self.index.con.execute(NOTE_ROWS_SQL).to_arrow_table()
+        reader = self.index.con.execute(LEAF_ROWS_SQL).to_arrow_reader(_ROWS_BATCH)  # in any order: the rows know their ids
+        for batch in reader:
+            done += batch.num_rows
+            meta, rows = _with_notes(batch, notes)
+            self._store.append_columns(rows, meta.column("text"))
+            parts.append((id_array(meta.column("id")), *self._columns(meta)))
+            if len(parts) % RELEASE_EVERY == 0:  # the batches' tables and the row store's old spans
+                release_freed_memory()
+            if self.progress and done < total:
+                self.progress("load leaves", done, total)
+        self.index.drop_cached_blocks()  # the leaves' blocks, before the columns are joined
+        if self.progress:  # leaves of no note are not loaded: done may stay below the count
+            self.progress("load leaves", total, total)
+        empty = (np.zeros(0, dtype="S1"), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32),
+                 np.zeros(0, np.int32), np.zeros(0, dtype="datetime64[us]"), np.zeros(0, np.int8))  # fmt: skip
+        keys, notes, who, seq, length, ts, kind = (np.concatenate(c) for c in zip(*parts, strict=True)) if parts else empty
+        del parts
+        order = np.argsort(keys, kind="stable")  # rows in id order: lookups need no second copy
+        if not bool((order == np.arange(len(order))).all()):
+            keys, notes, who, seq, length, ts, kind = (a[order] for a in (keys, notes, who, seq, length, ts, kind))
+            self._store.reorder(order)
+        self._note, self._author, self._seq, self._doc_len, self._ts, self._kind = notes, who, seq, length, ts, kind
+        return keys
+
+    def _take(self, held: HeldLeaves) -> npt.NDArray[np.bytes_]:
+        """Hold the leaves a snapshot kept (its rows already in the row store); returns the ids."""
+        self._notes, self._author_names = NameCodes.of(held.notes), NameCodes.of(held.authors)
+        c = held.columns
+        self._note, self._author, self._seq, self._doc_len, self._ts, self._kind = (
+            c["note"], c["author"], c["seq"], c["doc_len"], c["ts"], c["kind"]
+        )  # fmt: skip
+        self._store.take_spans(held.spans)
+        if self.progress:  # done at once: a status that follows the load sees it end
+            self.progress("load leaves", len(held.keys), len(held.keys))
+        return held.keys
+
+    def _keep(self, path: Path, key: str, keys: npt.NDArray[np.bytes_]) -> None:
+        """Take a snapshot of the leaves just streamed from the index (under `key`)."""
+        columns = {"note": self._note, "author": self._author, "seq": self._seq, "doc_len": self._doc_len,
+                   "ts": self._ts, "kind": self._kind}  # fmt: skip
+        held = HeldLeaves(keys, self._notes.names, self._author_names.names, columns, self._store.spans())
+        try:
+            save_leaves(path, key, held, self._store)
+        except OSError as exc:  # a full disk, a read-only folder: the next load reads the index
+            log.info("could not write the leaves snapshot %s: %s", path, exc)
 
     def apply(self, change: ChangeSet) -> None:
         with self.index.lock, self._lock:  # in the order every other path takes them

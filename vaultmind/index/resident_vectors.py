@@ -10,25 +10,27 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
 from vaultmind.index.allocator import release_freed_memory
-from vaultmind.index.leaf_state import _BATCH, run_load
+from vaultmind.index.leaf_state import run_load
 from vaultmind.index.resident import (
     _ROWS_BATCH,
     COMPACT_SHARE,
     ChangeSet,
     LeafDelta,
 )
-from vaultmind.index.row_ids import RowIds, SharedIds, hex_bytes, id_array, pack_ids
+from vaultmind.index.row_ids import RowIds, SharedIds, id_array, pack_ids
+from vaultmind.index.snapshot_file import VECTORS_SNAPSHOT
 from vaultmind.index.store import Index
-from vaultmind.index.vector_codec import matrix_of, stored_width
+from vaultmind.index.vector_codec import hash_prefix, leaf_keys, matrix_of, stored_width
 from vaultmind.index.vector_rows import VectorRows
 from vaultmind.index.vector_scan import Clusters, FirstPass, RowFile, quantize_rows, scratch_failed
+from vaultmind.index.vector_snapshot import HeldVectors, load_vectors, save_vectors, vectors_key
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +76,7 @@ class ResidentVectors(VectorRows):
         super().__init__(index.path.parent if index.path is not None else None)
         self._ivf: Clusters | None = None
         self._sum: npt.NDArray[np.float64] | None = None  # of the live vectors (None: not summed yet)
+        self._unsaved: str | None = None  # the snapshot key of a load from the index not kept yet (`_keep`)
         self.room: Callable[[Callable[[], None]], None] = run_load  # runs a load (a serving process retries it with more memory)
         self.progress: Callable[[str, int, int], None] | None = None  # told (phase, done, total) as a load goes
         self.load_seconds = 0.0  # spent loading, merging and clustering the rows
@@ -81,6 +84,23 @@ class ResidentVectors(VectorRows):
         self.shared_ids = SharedIds()  # one copy of the loaded ids with the leaves' (`Memory` gives both one)
 
     def _load(self, quantize: bool | None = None, scratch: bool = True) -> None:
+        """The vectors of the leaves: as the snapshot beside the index holds them when it was
+        taken of the same vectors (`vector_snapshot`), else from the index, and then, once
+        prepared, a snapshot taken (`_prepare`). A load for other than the usual form
+        (`quantize`, no `scratch`) is never taken from or kept in a snapshot."""
+        path = self._snapshot_path
+        key = None
+        if quantize is None and scratch and path is not None:
+            with self.index.lock:
+                key = vectors_key(self.index.con, self.model_id, self._snapshot_settings)
+            held = load_vectors(path, key)
+            if held is not None:
+                self._take(held)
+                return
+        self._load_from_index(quantize, scratch)
+        self._unsaved = key
+
+    def _load_from_index(self, quantize: bool | None = None, scratch: bool = True) -> None:
         """The vectors of the leaves, in leaf id order: the leaves' (id, content hash) first,
         then one scan of the model's embeddings, each written to the rows of the leaves with its
         hash. DuckDB only scans (a join would hash a table of 1 KB rows). int8 rows go to a
@@ -88,10 +108,10 @@ class ResidentVectors(VectorRows):
         self._clear()
         with self.index.lock:  # `con` taken under the lock: `Index.reopen` may replace it
             con = self.index.con
-            leaves = _leaf_keys(con, compact=True)
+            leaves = leaf_keys(con, compact=True)
             compact = leaves is not None
             if leaves is None:  # an id that is not a leaf id, or a hash not hexadecimal: as they are
-                leaves = _leaf_keys(con)
+                leaves = leaf_keys(con)
             assert leaves is not None
             keys, hashes = leaves
             order = np.argsort(keys, kind="stable")
@@ -117,7 +137,7 @@ class ResidentVectors(VectorRows):
                     self.progress("load vectors", min(done, total), total)
                 wanted = id_array(batch.column(0))
                 if compact:
-                    wanted, hexadecimal = _hash_prefix(wanted)
+                    wanted, hexadecimal = hash_prefix(wanted)
                     if not hexadecimal.all():  # no leaf has such a hash
                         wanted, batch = wanted[hexadecimal], batch.filter(pa.array(hexadecimal))
                 lo = np.searchsorted(hashes, wanted, side="left")
@@ -151,7 +171,7 @@ class ResidentVectors(VectorRows):
                             file.append(q8, scale)
                         except OSError as exc:
                             scratch_failed(file, exc)
-                            self._load(quantize, scratch=False)
+                            self._load_from_index(quantize, scratch=False)
                             return
                         arrived.append(dst[part])
                 else:
@@ -167,7 +187,7 @@ class ResidentVectors(VectorRows):
         if self._q8 is not None and len(keys) < self._quantize_from:  # fewer vectors than leaves: float32 after all
             if file is not None:
                 file.close()
-            self._load(quantize=False)
+            self._load_from_index(quantize=False)
             return
         if file is not None:
             order = np.concatenate(arrived) if arrived else np.zeros(0, dtype=np.intp)
@@ -186,6 +206,7 @@ class ResidentVectors(VectorRows):
     def _clear(self) -> None:
         self._matrix, self._q8, self._scale = np.zeros((0, 0), dtype=np.float32), None, np.zeros(0, np.float32)
         self._chunks, self._ivf, self._sum, self._head = [], None, None, None
+        self._unsaved = None
         self._drop_file()
         self._loaded = False
 
@@ -198,6 +219,7 @@ class ResidentVectors(VectorRows):
 
     def apply(self, change: ChangeSet) -> None:
         with self.index.lock, self._lock:  # in the order every other path takes them
+            self._unsaved = None  # no longer the load a snapshot would be taken of
             if change.reset or change.backfilled or not self._loaded:
                 self._loaded = False
                 return
@@ -335,6 +357,8 @@ class ResidentVectors(VectorRows):
             if self.progress:
                 self.progress("cluster vectors", 1, 1)
             worked = True
+        if self._unsaved is not None:
+            self._keep(self._unsaved)
         return worked
 
     def search(self, query: npt.NDArray[np.float32], limit: int) -> list[tuple[str, float]]:
@@ -411,17 +435,62 @@ class ResidentVectors(VectorRows):
             if not width:
                 return None
             if self._sum is None:
-                total = np.zeros(width, dtype=np.float64)
-                alive = self._rows.alive
-                for rows, block in self._stored():
-                    total += block[alive[rows]].sum(axis=0, dtype=np.float64)
-                base = self._base
-                for chunk in self._chunks:
-                    total += chunk[alive[base : base + len(chunk)]].sum(axis=0, dtype=np.float64)
-                    base += len(chunk)
-                self._sum = total
+                self._sum = self._live_sum()
             norm = float(np.linalg.norm(self._sum))
             return (self._sum / norm).astype(np.float32) if norm > 1e-9 else None
+
+    def _live_sum(self) -> npt.NDArray[np.float64]:
+        """The sum of the live vectors, in float64, block by block."""
+        total = np.zeros(self._width, dtype=np.float64)
+        alive = self._rows.alive
+        for rows, block in self._stored():
+            total += block[alive[rows]].sum(axis=0, dtype=np.float64)
+        base = self._base
+        for chunk in self._chunks:
+            total += chunk[alive[base : base + len(chunk)]].sum(axis=0, dtype=np.float64)
+            base += len(chunk)
+        return total
+
+    # -- the snapshot beside the index (`vector_snapshot`) ---------------------------------
+
+    @property
+    def _snapshot_path(self) -> Path | None:
+        return self.index.path.parent / VECTORS_SNAPSHOT if self.index.path is not None else None
+
+    @property
+    def _snapshot_settings(self) -> tuple[object, ...]:
+        """What shapes the prepared rows besides the stored vectors (tests lower the thresholds)."""
+        return (self._quantize_from, self.CLUSTER_FROM, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK, FirstPass.COLUMNS)
+
+    def _take(self, held: HeldVectors) -> None:
+        """Hold the rows a snapshot kept, as the load and preparation they were taken after."""
+        self._clear()
+        if held.q8 is not None:
+            self._q8, self._scale = held.q8, held.scale
+        elif held.matrix is not None:
+            self._matrix = held.matrix
+        self._head, self._sum = held.head, held.total
+        self.shared_ids.reset(self._rows, held.keys, packed=held.packed)
+        self._loaded = True
+        if self.progress:  # done at once: a status that follows the load sees it end
+            self.progress("load vectors", len(held.keys), len(held.keys))
+
+    def _keep(self, key: str) -> None:
+        """Take a snapshot of the rows just loaded from the index and prepared (under `key`),
+        when they are all held in memory (clustered rows, in a scratch file, are not kept)."""
+        self._unsaved = None
+        path = self._snapshot_path
+        if path is None or self._file is not None or self._ivf is not None or self._chunks:
+            return
+        if self._sum is None and self._width:  # none without vectors: the first ones added set the width
+            self._sum = self._live_sum()
+        keys, packed = self._rows.loaded_keys()
+        matrix = self._matrix if self._q8 is None else None
+        held = HeldVectors(keys, packed, matrix, self._q8, self._scale, self._head, self._sum)
+        try:
+            save_vectors(path, key, held)
+        except OSError as exc:  # a full disk, a read-only folder: the next load reads the index
+            log.info("could not write the vectors snapshot %s: %s", path, exc)
 
     @property
     def size(self) -> int:
@@ -446,44 +515,3 @@ class ResidentVectors(VectorRows):
             head = 0 if self._head is None else self._head.nbytes
             ids = self._rows.nbytes - (self._rows.loaded_nbytes if self.shared_ids.counted_elsewhere(self._rows) else 0)
             return {"ids": ids, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
-
-
-def _leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bytes_]] | None:
-    """Every leaf's id and content hash, as two bytes arrays in the same (table) order. Read
-    in batches into arrays sized from a count: at 50k notes the whole table as Arrow, plus its
-    copies, had cost ~130 MB for a moment. `compact`: the ids packed as `pack_ids` packs them
-    and the hashes as `_hash_prefix` gives them, a batch at a time (None when an id is not a
-    leaf id or a hash not hexadecimal): half the bytes of the ids through the load and its sort."""
-    count = int(con.execute("SELECT count(*) FROM leaves").fetchone()[0])
-    keys: npt.NDArray[np.bytes_] | None = None
-    hashes: npt.NDArray[np.bytes_] | None = None
-    at = 0
-    for batch in con.execute("SELECT id, content_hash FROM leaves").to_arrow_reader(8 * _BATCH):
-        part_keys, part_hashes = id_array(batch.column(0)), id_array(batch.column(1))
-        if compact and len(part_keys):
-            part_keys, packed = pack_ids(part_keys)
-            part_hashes, hexadecimal = _hash_prefix(part_hashes)
-            if not packed or not hexadecimal.all():
-                return None
-        n = len(part_keys)
-        if keys is None or hashes is None:
-            keys, hashes = np.empty(count, dtype=part_keys.dtype), np.empty(count, dtype=part_hashes.dtype)
-        if part_keys.dtype.itemsize > keys.dtype.itemsize:  # ids of another width (not hex)
-            keys = keys.astype(part_keys.dtype)
-        if part_hashes.dtype.itemsize > hashes.dtype.itemsize:
-            hashes = hashes.astype(part_hashes.dtype)
-        keys[at : at + n], hashes[at : at + n] = part_keys, part_hashes
-        at += n
-    if keys is None or hashes is None:
-        return np.zeros(0, dtype="S1"), np.zeros(0, dtype="S1")
-    return keys[:at], hashes[:at]
-
-
-def _hash_prefix(hashes: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bool_]]:
-    """Hexadecimal content hashes (sha256: 64 digits) as the 16 bytes of their first 32 digits,
-    a quarter of the memory while the vectors load (two of a vault's texts sharing 128 bits: odds
-    of about 1e-27 at a million texts); and which were hexadecimal of at least 32 digits (the
-    others come out as zeros)."""
-    return hex_bytes(hashes, 32, any_case=True)
-
-

@@ -65,6 +65,10 @@ class RowIds:
         self.shared = {self._decode(k) for k in self._sorted[1:][same].tolist()} if same.any() else set()
         self._fresh()
 
+    def loaded_keys(self) -> tuple[npt.NDArray[np.bytes_], bool]:
+        """The loaded ids as held, and whether packed (`reset` takes them back)."""
+        return self._keys, self._packed
+
     def _fresh(self) -> None:
         """Every loaded row alive, none appended (after a load)."""
         self._added = []

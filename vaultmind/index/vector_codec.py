@@ -1,5 +1,6 @@
 """How vectors are stored in `embeddings.vec`: float16 blobs (float32 ones written before are
-still read), and reading them back without a Python object per vector."""
+still read), and reading them back without a Python object per vector; the leaves' ids and
+content hashes a load of the vectors places them by (`leaf_keys`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from vaultmind.index.row_ids import hex_bytes, id_array, pack_ids
+
 # Stored vectors are float16: half the bytes of float32 in the file, in every scan and in each
 # checkpoint that writes new ones, for a change of cosine of about 1e-4 between unit vectors.
 # Rows written as float32 before are still read (their blobs are twice as long per dimension).
 VECTOR_DTYPE = np.dtype("<f2")
 _STORED: dict[int, np.dtype[Any]] = {2: np.dtype("<f2"), 4: np.dtype("<f4")}
+_KEYS_BATCH = 65_536  # leaves' ids and hashes read at a time (`leaf_keys`)
 
 
 def matrix_of(
@@ -77,3 +81,44 @@ def stored_width(con: Any, model: str) -> int | None:
         "SELECT dim FROM embeddings WHERE model = ? GROUP BY dim ORDER BY count(*) DESC, dim LIMIT 1", [model]
     ).fetchone()
     return int(row[0]) if row else None
+
+
+def leaf_keys(con: Any, compact: bool = False) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bytes_]] | None:
+    """Every leaf's id and content hash, as two bytes arrays in the same (table) order. Read
+    in batches into arrays sized from a count: at 50k notes the whole table as Arrow, plus its
+    copies, had cost ~130 MB for a moment. `compact`: the ids packed as `pack_ids` packs them
+    and the hashes as `hash_prefix` gives them, a batch at a time (None when an id is not a
+    leaf id or a hash not hexadecimal): half the bytes of the ids through the load and its sort."""
+    count = int(con.execute("SELECT count(*) FROM leaves").fetchone()[0])
+    keys: npt.NDArray[np.bytes_] | None = None
+    hashes: npt.NDArray[np.bytes_] | None = None
+    at = 0
+    for batch in con.execute("SELECT id, content_hash FROM leaves").to_arrow_reader(_KEYS_BATCH):
+        part_keys, part_hashes = id_array(batch.column(0)), id_array(batch.column(1))
+        if compact and len(part_keys):
+            part_keys, packed = pack_ids(part_keys)
+            part_hashes, hexadecimal = hash_prefix(part_hashes)
+            if not packed or not hexadecimal.all():
+                return None
+        n = len(part_keys)
+        if keys is None or hashes is None:
+            keys, hashes = np.empty(count, dtype=part_keys.dtype), np.empty(count, dtype=part_hashes.dtype)
+        if part_keys.dtype.itemsize > keys.dtype.itemsize:  # ids of another width (not hex)
+            keys = keys.astype(part_keys.dtype)
+        if part_hashes.dtype.itemsize > hashes.dtype.itemsize:
+            hashes = hashes.astype(part_hashes.dtype)
+        keys[at : at + n], hashes[at : at + n] = part_keys, part_hashes
+        at += n
+    if keys is None or hashes is None:
+        return np.zeros(0, dtype="S1"), np.zeros(0, dtype="S1")
+    return keys[:at], hashes[:at]
+
+
+def hash_prefix(hashes: npt.NDArray[np.bytes_]) -> tuple[npt.NDArray[np.bytes_], npt.NDArray[np.bool_]]:
+    """Hexadecimal content hashes (sha256: 64 digits) as the 16 bytes of their first 32 digits,
+    a quarter of the memory while the vectors load (two of a vault's texts sharing 128 bits: odds
+    of about 1e-27 at a million texts); and which were hexadecimal of at least 32 digits (the
+    others come out as zeros)."""
+    return hex_bytes(hashes, 32, any_case=True)
+
+

@@ -1,0 +1,202 @@
+"""The snapshots of the resident leaves and vectors beside the index: a process that asks a
+question without a daemon reads them instead of the index when they were taken of the same
+leaves and vectors, never when a note was saved or deleted since, ignores and replaces a
+damaged one, and answers exactly as a load from the index does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from vaultmind.config import load_config
+from vaultmind.index.resident import ResidentLeaves
+from vaultmind.index.resident_vectors import ResidentVectors
+from vaultmind.index.snapshot_file import (
+    LEAVES_SNAPSHOT,
+    VECTORS_SNAPSHOT,
+    FileBytes,
+    load_arrays,
+    save_arrays,
+)
+from vaultmind.memory import Memory
+
+from .conftest import write
+
+QUESTIONS = ("what did we decide about the otter budget", "falcon summit lantern", "who talked about the meadow")
+WHEN = "2024-06-01T12:00:00+00:00"
+
+
+def _notes(vault: Path) -> None:
+    for i in range(12):
+        words = "otter budget" if i % 3 == 0 else "falcon summit" if i % 3 == 1 else "meadow lantern"
+        write(vault, f"notes/n{i}.md", f"# Note {i}\n\n## Plan\n\nWe talked about the {words} {'again ' * i}on day {i}.\n\n"
+              f"## Decisions\n\nThe {words} decision {i}: keep the river path.\n")  # fmt: skip
+
+
+def _answers(vault: Path) -> list[list[tuple[str, float]]]:
+    """Each question's walk, as a command asked without a daemon runs it: the index opened,
+    brought up to date, the question answered, the index closed."""
+    with Memory.open(load_config(vault)) as memory:
+        memory.sync(changes_only=True)
+        found = [memory.query("walk", {"query": q, "reference_time": WHEN})["hits"] for q in QUESTIONS]
+    return [[(hit["node_id"], hit["score"]) for hit in hits] for hits in found]
+
+
+def _snapshots(vault: Path) -> list[Path]:
+    return [vault / ".vaultmind" / LEAVES_SNAPSHOT, vault / ".vaultmind" / VECTORS_SNAPSHOT]
+
+
+def _not_from_the_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make a load from the index fail: what loads then came from the snapshots."""
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("loaded from the index")
+
+    monkeypatch.setattr(ResidentLeaves, "_stream", refused)
+    monkeypatch.setattr(ResidentVectors, "_load_from_index", refused)
+
+
+@pytest.fixture(params=[False, True], ids=["float32", "int8"])
+def quantized(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    """Vectors held as float32, or as int8 rows with their first pass (as from 65k leaves)."""
+    if request.param:
+        monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
+    return bool(request.param)
+
+
+def test_a_second_question_reads_the_snapshots_and_answers_the_same(vault: Path, quantized: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    _notes(vault)
+    first = _answers(vault)
+    assert all(first) and all(path.is_file() for path in _snapshots(vault))
+    with monkeypatch.context() as patched:
+        _not_from_the_index(patched)
+        assert _answers(vault) == first
+    for path in _snapshots(vault):
+        path.unlink()
+    assert _answers(vault) == first  # from the index again: the same
+
+
+def test_the_snapshot_rows_are_those_a_load_from_the_index_holds(vault: Path, quantized: bool) -> None:
+    _notes(vault)
+    _answers(vault)  # snapshots taken
+    with Memory.open(load_config(vault)) as memory:
+        memory.vectors.prepare()
+        taken = memory.vectors
+        for path in _snapshots(vault):
+            path.unlink()
+        fresh = ResidentVectors(memory.index, taken.model_id)
+        fresh.prepare()  # from the index
+        assert (taken._q8 is not None) == quantized == (fresh._q8 is not None)
+        if quantized:
+            assert taken._q8 is not None and fresh._q8 is not None and taken._head is not None and fresh._head is not None
+            assert np.array_equal(taken._q8, fresh._q8) and np.array_equal(taken._scale, fresh._scale)
+            assert np.array_equal(taken._head.axes, fresh._head.axes)
+            assert all(np.array_equal(a, b) for a, b in zip(taken._head.blocks, fresh._head.blocks, strict=True))
+        else:
+            assert np.array_equal(taken._matrix, fresh._matrix)
+        assert taken.mean_direction() is not None
+        assert np.array_equal(taken.mean_direction(), fresh.mean_direction())  # type: ignore[arg-type]
+        leaves = ResidentLeaves(memory.index)  # from the index (the snapshot is gone)
+        ids = sorted(leaves.rows(leaves.of_notes([f"notes/n{i}.md" for i in range(12)])["notes/n1.md"]))
+        again = ResidentLeaves(memory.index)  # from the snapshot the load above took
+        assert again.rows(ids) == leaves.rows(ids) and again.texts(ids) == leaves.texts(ids)
+        assert again.authors() == leaves.authors() and again.first_time() == leaves.first_time()
+
+
+def test_a_note_saved_or_deleted_between_two_questions_is_found_then_gone(vault: Path, quantized: bool) -> None:
+    _notes(vault)
+    before = _answers(vault)
+    taken = [path.read_bytes() for path in _snapshots(vault)]
+    write(vault, "notes/new.md", "# Zephyrine\n\n## Plan\n\nThe otter budget zephyrine decision: ship the falcon summit.\n")
+    with_note = _answers(vault)
+    assert with_note != before
+    assert [path.read_bytes() for path in _snapshots(vault)] != taken  # stale: not used, taken again
+    with Memory.open(load_config(vault)) as memory:
+        memory.sync(changes_only=True)
+        hits = memory.query("search", {"query": "zephyrine"})["hits"]
+        assert [hit["note_path"] for hit in hits][:1] == ["notes/new.md"]
+    (vault / "notes/new.md").unlink()
+    assert _answers(vault) == before
+    with Memory.open(load_config(vault)) as memory:
+        memory.sync(changes_only=True)
+        assert "notes/new.md" not in {hit["note_path"] for hit in memory.query("search", {"query": "zephyrine"})["hits"]}
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut", "emptied"])
+def test_a_damaged_snapshot_is_ignored_and_replaced(vault: Path, damage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
+    _notes(vault)
+    first = _answers(vault)
+    for path in _snapshots(vault):
+        data = path.read_bytes()
+        path.write_bytes({"garbage": b"\x00not a snapshot" * 40, "cut": data[: len(data) * 2 // 3], "emptied": b""}[damage])
+    assert _answers(vault) == first  # from the index, and taken again whole
+    with monkeypatch.context() as patched:
+        _not_from_the_index(patched)
+        assert _answers(vault) == first
+
+
+def test_snapshot_files_keep_shapes_copy_file_bytes_and_refuse_other_keys(tmp_path: Path) -> None:
+    source = tmp_path / "source.bin"
+    source.write_bytes(b"0123456789" * 1000)
+    path = tmp_path / "snap.bin"
+    matrix = np.arange(12, dtype=np.float32).reshape(3, 4)
+    with source.open("rb") as f:
+        save_arrays(path, b"test 1\n", "k", {"m": matrix, "bytes": FileBytes(f.fileno(), 5, 9000), "v": np.arange(3)})
+    copied: list[bytes] = []
+
+    def copier(found: FileBytes) -> None:
+        copied.append(__import__("os").pread(found.fd, found.size, found.offset))
+
+    got = load_arrays(path, b"test 1\n", "k", "test", {"bytes": copier})
+    assert got is not None and np.array_equal(got["m"], matrix) and got["v"].tolist() == [0, 1, 2]
+    assert copied == [(b"0123456789" * 1000)[5:9005]]
+    assert load_arrays(path, b"test 1\n", "other", "test") is None
+    assert load_arrays(path, b"test 2\n", "k", "test") is None
+    path.write_bytes(path.read_bytes()[:-20])
+    assert load_arrays(path, b"test 1\n", "k", "test", {"bytes": copier}) is None
+    assert not list(tmp_path.glob("*.part"))
+
+
+@pytest.mark.slow
+def test_the_command_line_without_a_daemon_sees_a_note_saved_between_two_questions(vault: Path) -> None:
+    (vault / ".vaultmind").mkdir()  # a vault the command line takes
+    _notes(vault)
+
+    def ask(question: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "vaultmind", "query", "search", question, "--vault", str(vault)],
+            capture_output=True, text=True, timeout=120, check=True,
+        )  # fmt: skip
+        return done.stdout
+
+    first = ask("otter budget")
+    assert all(path.is_file() for path in _snapshots(vault))
+    assert ask("otter budget") == first
+    write(vault, "notes/new.md", "# Zephyrine\n\nThe otter budget zephyrine plan.\n")
+    assert "notes/new.md" in ask("zephyrine")
+    (vault / "notes/new.md").unlink()
+    assert "notes/new.md" not in ask("zephyrine") and ask("otter budget") == first
+
+
+def test_vectors_loaded_while_there_were_none_take_the_first_ones_a_save_adds(vault: Path) -> None:
+    """A snapshot taken of no vectors (an empty vault) holds no sum: the first vectors a save
+    adds, in that process or in the next one that reads the snapshot, set the width."""
+    (vault / ".vaultmind").mkdir()
+    for round_ in range(2):  # the first takes the snapshot, the second reads it
+        with Memory.open(load_config(vault)) as memory:
+            memory.sync(changes_only=True)
+            memory.query("walk", {"query": "otter", "reference_time": WHEN})  # loads the leaves and vectors: none
+            assert memory.vectors.mean_direction() is None
+            assert (vault / ".vaultmind" / VECTORS_SNAPSHOT).is_file()
+            write(vault, f"notes/n{round_}.md", f"# Otter {round_}\n\nThe otter budget, round {round_}.\n")
+            memory.sync(changes_only=True)  # the resident vectors take the note's
+            hits = memory.query("walk", {"query": "otter budget", "reference_time": WHEN})["hits"]
+            assert f"notes/n{round_}.md" in {hit["note_path"] for hit in hits}
+            assert memory.vectors.mean_direction() is not None
+        (vault / f"notes/n{round_}.md").unlink()
