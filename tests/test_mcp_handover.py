@@ -175,7 +175,7 @@ def test_a_promise_from_a_process_that_does_not_hold_the_file_is_not_believed(
         _let_go(holder, other)
 
 
-_WAITER = "import sys; from pathlib import Path; from vaultmind.index.connection import connect; connect(Path(sys.argv[1]), wait_s=2.0)"
+_WAITER = "import sys; from pathlib import Path; from vaultmind.index.connection import connect; connect(Path(sys.argv[1]), wait_s=5.0)"
 
 
 @pytest.mark.slow
@@ -187,7 +187,7 @@ def test_a_wait_made_longer_by_a_promise_ends_soon_after_the_promise_is_taken_ba
     holder = _holding(index)  # (the first waiter, holding the file now)
     waiter = subprocess.Popen([sys.executable, "-c", _WAITER, str(index)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        record = {"pid": holder.pid, "who": "vaultmind mcp", "waiters": [waiter.pid]}
+        record = {"pid": holder.pid, "who": "vaultmind mcp", "waiters": [waiter.pid]}  # (read at each of its tries)
         promised_path(index).write_text(json.dumps(record), encoding="utf-8")
         assert waiter.stderr is not None
         said = waiter.stderr.readline()
