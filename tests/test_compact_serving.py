@@ -168,6 +168,9 @@ def test_a_status_during_a_compaction_before_any_other_carries_every_key(
     assert "not counted yet: the index file is being compacted" in shown and "index   compacting" in shown
     paused_workers = with_daemon(during, {"workers": {"blocked": "a corrupt index"}})
     assert paused_workers["queue"]["health"] == "paused"
+    print_status(paused_workers)  # (its queue has no counts: it said nothing but failed on them)
+    shown = capsys.readouterr().out
+    assert "queue   not counted yet; health paused" in shown and "the daemon's workers are paused: a corrupt index" in shown
 
 
 def test_a_client_that_gave_up_waiting_says_the_daemon_is_compacting() -> None:

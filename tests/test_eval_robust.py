@@ -211,6 +211,23 @@ def test_an_out_file_holding_part_of_a_run_is_marked_partial_beside_it_until_the
     assert seen == [(None, 0), (halfway, 3), (None, 6)]  # (nothing written before the first conversation)
 
 
+
+def test_a_run_stopped_after_its_last_conversation_is_not_said_to_be_partial(tmp_path: Path) -> None:
+    """A Ctrl-C landing after the last conversation's lines are written (its figures still to
+    be said) said "a partial run, as results.jsonl.partial beside it says": that file had just
+    been removed, and `--out` holds the whole run."""
+    from vaultmind.cli.eval import _Kept
+    from vaultmind.eval.locomo import partial_path
+
+    data = write_fixture(tmp_path, [_sample("conv-1")])
+    out = tmp_path / "results.jsonl"
+    kept = _Kept(out)
+    run_locomo(data, mode="bm25-baseline", embed_provider="none", checkpoint=kept)
+    said = kept.interrupted()
+    assert not partial_path(out).exists()
+    assert "partial" not in said and f"after 1 of 1 conversations; the 3 questions answered are in {out}" in said, said
+
+
 _CHILD = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # a background job's parent may ignore it

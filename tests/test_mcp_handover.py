@@ -129,3 +129,73 @@ def test_a_promise_is_believed_only_from_a_live_holder_and_for_the_process_it_na
     assert promised_by(index) is None  # (its own)
     withdraw_promise(index)
     assert not promised_path(index).exists()
+
+
+# Holds the index's file (as a command would) until its stdin closes.
+_HOLDER = "import sys, duckdb; c = duckdb.connect(sys.argv[1]); print('held', flush=True); sys.stdin.read()"
+
+
+def _holding(index: Path) -> subprocess.Popen[str]:
+    holder = subprocess.Popen([sys.executable, "-c", _HOLDER, str(index)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    return holder
+
+
+def _let_go(*processes: subprocess.Popen[str]) -> None:
+    for process in processes:
+        if process.stdin is not None:
+            process.stdin.close()
+        end_process(process)
+
+
+def test_a_promise_from_a_process_that_does_not_hold_the_file_is_not_believed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server whose call waits for the file itself (a command holds it) promises it to the
+    processes waiting too, as does a pid reused after a server was killed mid-call: neither
+    holds the file, so neither is waited for (nor named as what is waited for)."""
+    from vaultmind.index import connection
+    from vaultmind.index.connection import IndexBusy, connect
+
+    monkeypatch.setattr(connection, "HANDOVER_WAIT_S", 3.0)  # (a wait believed is this long, not two minutes)
+    index = tmp_path / "index.duckdb"
+    holder = _holding(index)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, text=True)
+    try:
+        record = {"pid": other.pid, "who": "vaultmind mcp", "waiters": [os.getpid()]}
+        promised_path(index).write_text(json.dumps(record), encoding="utf-8")
+        with pytest.raises(IndexBusy):
+            connect(index, wait_s=0.5)
+        assert "waiting for vaultmind mcp" not in capsys.readouterr().err
+        promised_path(index).write_text(json.dumps({**record, "pid": holder.pid}), encoding="utf-8")
+        with pytest.raises(IndexBusy):  # the holder's own promise is believed
+            connect(index, wait_s=0.5)
+        assert f"waiting for vaultmind mcp (pid {holder.pid}) to finish a call" in capsys.readouterr().err
+    finally:
+        _let_go(holder, other)
+
+
+_WAITER = "import sys; from pathlib import Path; from vaultmind.index.connection import connect; connect(Path(sys.argv[1]), wait_s=5.0)"
+
+
+@pytest.mark.slow
+def test_a_wait_made_longer_by_a_promise_ends_soon_after_the_promise_is_taken_back(tmp_path: Path) -> None:
+    """Two processes wait for the file a server promised to both; the first takes it as the
+    call ends and the promise is taken back. The second waits its usual time from then, not
+    two minutes (a command waiting for a daemon that took the file goes through it after)."""
+    index = tmp_path / "index.duckdb"
+    holder = _holding(index)  # (the first waiter, holding the file now)
+    waiter = subprocess.Popen([sys.executable, "-c", _WAITER, str(index)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        record = {"pid": holder.pid, "who": "vaultmind mcp", "waiters": [waiter.pid]}  # (read at each of its tries)
+        promised_path(index).write_text(json.dumps(record), encoding="utf-8")
+        assert waiter.stderr is not None
+        said = waiter.stderr.readline()
+        assert f"waiting for vaultmind mcp (pid {holder.pid}) to finish a call" in said, said + waiter.stderr.read()
+        promised_path(index).unlink()
+        taken_back = time.monotonic()
+        waiter.wait(60)  # (before: 120 s from its start)
+        assert waiter.returncode != 0 and "in use by another vaultmind process" in waiter.stderr.read()
+        assert time.monotonic() - taken_back < 30
+    finally:
+        _let_go(waiter, holder)

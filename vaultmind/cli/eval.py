@@ -108,10 +108,9 @@ class _Kept:
         if self.out is not None and self.finished:
             from vaultmind.eval.locomo import partial_path
 
-            kept = (
-                f"the {self.written} questions answered are in {self.out}, without figures — a partial run, "
-                f"as {partial_path(self.out)} beside it says"
-            )
+            kept = f"the {self.written} questions answered are in {self.out}, without figures"
+            if self.finished < self.planned:  # (stopped after the last one: the file holds the whole run)
+                kept += f" — a partial run, as {partial_path(self.out)} beside it says"
         elif self.out is not None:
             kept = f"nothing was written to {self.out}"
         else:

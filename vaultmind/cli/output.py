@@ -311,7 +311,11 @@ def _placed(hit: dict[str, Any], below: Sequence[dict[str, Any]]) -> str:
 
 
 def format_queue(report: dict[str, Any], *, jobs: bool = False) -> list[str]:
-    """Human lines for a queue report (`vaultmind queue` and `vaultmind status`)."""
+    """Human lines for a queue report (`vaultmind queue` and `vaultmind status`); one with no
+    counts (a status during a compaction before any was counted, the workers paused:
+    `status.with_daemon`) says its health alone."""
+    if report.get("depth") is None:
+        return [f"queue   not counted yet; health {report['health']}"]
     lines = [
         f"queue   {report['depth']:,} waiting (ready {report['ready']:,}, deferred {report['deferred']:,}, "
         f"running {report['running']:,}); failed {report['failed']:,}; health {report['health']}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Collection
@@ -67,15 +68,16 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
     """Connect, waiting up to `wait_s` while another process holds the file briefly; one that
     holds it between calls (`vaultmind mcp`: `held_memory.HeldMemory`) is asked to let it go
     (`ask_for_file`), and does within a moment, or once the call it runs ends: while it says so
-    (`promised_by`), the wait goes on up to `HANDOVER_WAIT_S`, said once on stderr. The request
-    is withdrawn once the wait ends, the file had or not: left, it would ask a holder for a file
-    nobody waits for. A single try (`wait_s` 0: the background retries of `reopening`, a try
-    each) leaves it, for its next try to find the file let go."""
+    (`promised_by`), the wait goes on, up to `HANDOVER_WAIT_S` in all, said once on stderr, and
+    for `wait_s` more once it no longer does (the file let go, taken by another process that
+    waited too). The request is withdrawn once the wait ends, the file had or not: left, it
+    would ask a holder for a file nobody waits for. A single try (`wait_s` 0: the background
+    retries of `reopening`, a try each) leaves it, for its next try to find the file let go."""
     started = time.monotonic()
     deadline = started + wait_s
     delay = 0.02
     asked: str | None = None  # this wait's latest request
-    promised = False  # the holder said it lets the file go after its call (the wait was made longer)
+    said = False  # the wait for a holder's call was said
     try:
         while True:
             try:
@@ -87,14 +89,16 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 if not is_lock_error(exc):
                     raise
                 asked = ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
-                if wait_s > 0 and not promised and (holder := promised_by(path)) is not None:
-                    promised, deadline = True, max(deadline, started + HANDOVER_WAIT_S)
-                    print(
-                        f"vaultmind: waiting for {holder[1]} (pid {holder[0]}) to finish a call and let the index go "
-                        f"(up to {HANDOVER_WAIT_S:g} s)…",
-                        file=sys.stderr,
-                        flush=True,
-                    )
+                if wait_s > 0 and (holder := promised_by(path, lock_holder(exc))) is not None:
+                    deadline = max(deadline, min(started + HANDOVER_WAIT_S, time.monotonic() + wait_s))
+                    if not said:
+                        said = True
+                        print(
+                            f"vaultmind: waiting for {holder[1]} (pid {holder[0]}) to finish a call and let the index go "
+                            f"(up to {HANDOVER_WAIT_S:g} s)…",
+                            file=sys.stderr,
+                            flush=True,
+                        )
                 if time.monotonic() + delay > deadline:
                     raise IndexBusy(
                         "the index is in use by another vaultmind process",
@@ -160,9 +164,12 @@ def withdraw_promise(path: Path) -> None:
         promised_path(path).unlink()
 
 
-def promised_by(path: Path) -> tuple[int, str] | None:
+def promised_by(path: Path, holder: int | None = None) -> tuple[int, str] | None:
     """The holder (pid, what it is) that said it lets the file go to this process after its
-    call, while it runs; None when none did (a daemon, a command: the wait stays `BUSY_WAIT_S`)."""
+    call, while it runs; None when none did (a daemon, a command: the wait stays `BUSY_WAIT_S`).
+    `holder`: the process holding the file, as DuckDB's lock error names it (`lock_holder`); a
+    promise from any other is not believed: one made by a server whose call waited for the file
+    itself, one left by a server killed mid-call whose pid another process has since."""
     from vaultmind.client import alive
 
     try:
@@ -170,9 +177,19 @@ def promised_by(path: Path) -> tuple[int, str] | None:
         pid, who, waiters = int(record["pid"]), str(record["who"]), {int(w) for w in record["waiters"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if os.getpid() not in waiters or pid == os.getpid() or not alive(pid):
+    if os.getpid() not in waiters or pid == os.getpid() or (holder is not None and pid != holder) or not alive(pid):
         return None
     return pid, who
+
+
+_LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
+
+
+def lock_holder(exc: BaseException) -> int | None:
+    """The pid of the process holding the file, as DuckDB's lock error names it ("Conflicting
+    lock is held in /usr/bin/python3 (PID 1234)"); None where it names none."""
+    found = _LOCK_HOLDER.search(str(exc))
+    return int(found.group(1)) if found else None
 
 
 def waiter_of(request: str) -> int | None:
