@@ -353,7 +353,7 @@ def test_yesterday_is_the_asker_s_yesterday(mem: Memory) -> None:
 def test_a_source_query_refuses_a_reversed_window_and_names_an_unknown_source(mem: Memory) -> None:
     """A reversed window is an error (as `cover_window`'s is), not an empty answer; an unknown
     source id is named, with some known ones; errors name the argument as the caller wrote it."""
-    with pytest.raises(UsageError, match="since < until"):
+    with pytest.raises(UsageError, match="'until' must be after 'since'"):
         mem.query("query_source", {"source_id": "slack:acme/general", "since": "2024-06-28", "until": "2024-04-28"})
     with pytest.raises(NotFound, match="no source with id 'Slack:acme/general'") as caught:
         mem.query("query_source", {"source_id": "Slack:acme/general"})
