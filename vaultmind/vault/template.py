@@ -413,11 +413,12 @@ def _missing_gitignore_lines(gitignore: Path) -> tuple[str, ...]:
 def _folder_warnings(root: Path) -> list[str]:
     """Things about vaultmind's folders in an existing vault that the user should know."""
     warnings: list[str] = []
-    inner = [] if (root / OBSIDIAN_DIR).is_dir() else vaults_inside(root)[:1]
+    inner = [] if (root / OBSIDIAN_DIR).is_dir() else vaults_inside(root)[:NAMED_MOST]
     for inner_vault in inner:  # (a folder of notes of its own: `_existing_root` took it)
+        kind, marker = ("an Obsidian", OBSIDIAN_DIR) if (inner_vault / OBSIDIAN_DIR).is_dir() else ("a vaultmind", STATE_DIR)
         warnings.append(
-            f"{inner_vault.relative_to(root).as_posix()}/ inside is an Obsidian vault of its own (it holds "
-            f"{OBSIDIAN_DIR}/); its notes are indexed with this folder's"
+            f"{inner_vault.relative_to(root).as_posix()}/ inside is {kind} vault of its own (it holds {marker}/); "
+            "its notes are indexed with this folder's"
         )
     names = {p.name for p in root.iterdir()}
     for folder in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR):
