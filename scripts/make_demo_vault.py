@@ -306,7 +306,7 @@ FAMILY_0309 = whatsapp(
         (
             "10:12:31",
             "Daniel Chen",
-            "Ok team, Dad's 60th! He thinks we're just having lunch at home on the 23rd 😄",
+            "Ok team, Dad's 60th birthday! He thinks we're just having lunch at home on the 23rd 😄",
         ),
         ("10:14:02", "Mei Chen", "He must not find out!! I told him Saturday is for the garden."),
         (

@@ -148,3 +148,35 @@ def test_json_after_a_double_dash_is_text_so_the_mistake_is_said_as_text(capsys:
     out, err = capsys.readouterr()
     assert stop.value.code == 2 and out == ""
     assert err.startswith("usage: vaultmind query walk") and "--limit: 0 is not a positive" in err, err
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["status", "{v}"], "the vault is given with --vault: vaultmind status --vault {v}"),
+        (["reindex", "{v}"], "the vault is given with --vault: vaultmind reindex --vault {v}"),
+        (["--vault", "{v}", "status"], "--vault goes after the command's name: vaultmind status --vault {v}"),
+        (["--json", "--vault", "{v}", "status"], "--json, --vault go after the command's name: vaultmind status --json --vault {v}"),
+        (["query", "--vault", "{v}", "walk", "x"], "--vault goes after the command's name: vaultmind query walk x --vault {v}"),
+        (
+            ["query", "when did we move the launch?", "--vault", "{v}"],
+            "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v}",
+        ),
+        (["query", "serch", "x"], "did you mean search?"),
+        (["{v}", "status"], "the vault is given with --vault after the command's name: vaultmind COMMAND --vault {v}"),
+    ],
+)
+def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_line_meant(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], hint: str
+) -> None:
+    """`vaultmind status demo-vault` (the vault as `init` takes it), `--vault` put before the
+    command or mode, or the mode forgotten: argparse's "unrecognized arguments" or "invalid
+    choice" came with no hint (or one to read `--help`)."""
+    monkeypatch.chdir(tmp_path)
+    run_main(capsys, "init", "--demo", "demo-vault")
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, *(a.format(v="demo-vault") for a in args))
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2
+    said = json.loads(out)["error"]["hint"] if "--json" in args else err
+    assert hint.format(v="demo-vault") in said, said

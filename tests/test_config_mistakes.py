@@ -61,6 +61,13 @@ def test_the_search_limit_of_the_config_is_the_number_of_hits_a_query_returns(
         ('[ollama]\nhost = "not a url"\n', "[ollama] host = 'not a url' is no Ollama address", "http or https"),
         ('[ollama]\nhost = "ftp://127.0.0.1:11434"\n', "[ollama] host = 'ftp://127.0.0.1:11434' is no Ollama", None),
         ("[vault]\nignore = [1]\n", "[vault] ignore = [1] must be a list of strings", 'such as ignore = ["Archive/**"]'),
+        ("[watch]\nstep_ms = -1\n", "[watch] step_ms = -1 must be a positive number of milliseconds", "such as 30"),
+        ("[watch]\ndebounce_ms = -5\n", "[watch] debounce_ms = -5 must be 0 or more milliseconds", "such as 150"),
+        (
+            '[embeddings]\nprovider = "static"\nmodel = "nonexistent-model"\n',
+            "[embeddings] model = 'nonexistent-model' is no static embedding model",
+            "a bundled model's name (minilm-l6-static-256)",
+        ),
     ],
 )
 def test_a_bad_setting_is_said_with_the_full_path_of_the_file(

@@ -88,7 +88,7 @@ def test_search_entities_finds_names_aliases_and_follows_changes(vault: Path, me
 def test_an_unknown_kind_is_named_not_answered_with_nothing(memory: Memory) -> None:
     with pytest.raises(UsageError, match=r"unknown entity kind 'peson'.*person"):
         memory.query("search_entities", {"query": "alice", "kind": "peson"})
-    with pytest.raises(UsageError, match=r"unknown kind 'emails' for query_source.*email"):
+    with pytest.raises(UsageError, match=r"'kind' = 'emails' is not a kind of source.*email"):
         memory.query("query_source", {"kind": "emails"})
     assert memory.query("query_source", {"kind": "note"})["total"] == 0  # a known kind, no notes yet
 

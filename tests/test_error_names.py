@@ -62,3 +62,44 @@ def test_bench_generate_names_its_flags(tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 2 and "--notes must be at least 1, got 0" in err, err
     code, _, err = run_main(capsys, "bench", "generate", str(tmp_path / "g"), "--sources-share", "1.5")
     assert code == 2 and "--sources-share must be between 0 and 1, got 1.5" in err, err
+
+
+@pytest.mark.parametrize(
+    ("args", "said", "hint"),
+    [
+        (["source"], "'source_id' (--source-id on the command line) or 'kind' (--kind on the command line) is needed", None),
+        (["source", "--kind", "pets"], "'kind' (--kind on the command line) = 'pets' is not a kind of source (kinds: chat,", None),
+        (
+            ["source", "--kind", "chat", "--since", "2024-03-08", "--until", "2024-03-07"],
+            "'until' (--until on the command line) must be after 'since' (--since on the command line)",
+            "until is excluded: for the one day 2024-03-08, give since 2024-03-08 and until 2024-03-09",
+        ),
+        (
+            ["window", "2024-03-07", "2024-03-07"],
+            "'end' (END on the command line) must be after 'start' (START on the command line)",
+            "end is excluded: for the one day 2024-03-07, give start 2024-03-07 and end 2024-03-08",
+        ),
+    ],
+)
+def test_a_query_mode_refuses_in_the_command_lines_words(
+    vault: Path, capsys: pytest.CaptureFixture[str], args: list[str], said: str, hint: str | None
+) -> None:
+    """`query source`, `query window`: the API's function names ("query_source needs…",
+    "cover_window needs start < end") were said, and asking for one day as `2024-03-07
+    2024-03-07` got no word of the end being excluded."""
+    _vault(vault)
+    code, _, err = run_main(capsys, "query", *args, "--vault", str(vault))
+    assert code == 2 and said in err, err
+    assert "query_source" not in err and "cover_window" not in err, err
+    if hint is not None:
+        assert f"vaultmind: hint: {hint}" in err, err
+
+
+def test_query_entities_refuses_an_empty_name_as_a_name(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`query entities ''` said "'query' must be a non-empty string": the API's argument."""
+    _vault(vault)
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, "query", "entities", " ", "--vault", str(vault))
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and 'the name is empty; give a name, alias, email or handle, e.g. "Alice Chen"' in err, err
+    assert "'query'" not in err, err

@@ -1198,3 +1198,22 @@ def test_a_subject_with_no_latin_letter_names_its_note_by_its_own_characters(tmp
     written = ingest_paths("email", [write_mbox(tmp_path / "box.mbox", *mails)], vault).written
     assert sorted(written) == sorted(f"sources/email/box/{slugify(s)}/2024-03-11-{slugify(s)}.md" for s in subjects)
     assert len({slugify(s) for s in subjects}) == 3
+
+
+def test_a_folder_holding_the_vault_has_its_notes_left_out_in_one_line(tmp_path: Path) -> None:
+    """`ingest email FOLDER` of a folder holding the vault warned "not an email file" for each of
+    the vault's notes (its own email notes among them); `ingest document` said them in one line."""
+    vault = tmp_path / "vault"
+    write(vault, "Projects/Plan.md", "# Plan\n\nShip in May.\n")
+    write(vault, "Daily/2024-03-04.md", "# Monday\n\nGym.\n")
+    write(
+        tmp_path,
+        "one.eml",
+        "From: a@x.org\nTo: b@x.org\nSubject: Hi\nDate: Mon, 4 Mar 2024 10:00:00 +0000\nMessage-ID: <1@x.org>\n\nHello there.\n",
+    )
+    report = ingest_paths("email", [tmp_path], vault)
+    assert report.messages_added == 1
+    assert report.warnings == [
+        f"2 notes of the vault itself skipped ({vault / 'Daily' / '2024-03-04.md'} …): vaultmind indexes them as they "
+        "are; ingest emails from outside the vault"
+    ], report.warnings

@@ -75,3 +75,22 @@ def test_two_ingests_keeping_their_warnings_at_once_take_turns(tmp_path: Path) -
         (tmp_path / FILE_NAME).write_text(json.dumps(email), encoding="utf-8")  # and writes what it read, with its own
     chat.join()
     assert [kept["kind"] for kept in kept_warnings(tmp_path)] == ["chat", "email"]
+
+
+def test_the_kept_warnings_name_their_paths_in_full(
+    cli_vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest given a path relative to its shell's folder kept the warnings as said then
+    ("../exports/a.txt: format not recognised"): `status` run from anywhere else, or the
+    plugin's, named a file that was not there."""
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    (exports / "a.txt").write_text("not a chat export at all\n", encoding="utf-8")
+    (tmp_path / "shell").mkdir()
+    monkeypatch.chdir(tmp_path / "shell")
+    code, data, _ = run_main(capsys, "ingest", "chat", "../exports", "--vault", str(cli_vault), "--json")
+    assert code == 0 and data["warnings"] == ["../exports/a.txt: format not recognised; skipped"], data
+    monkeypatch.chdir(tmp_path)
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    (kept,) = status["ingest_warnings"]
+    assert kept["paths"] == [str(exports)] and kept["warnings"] == [f"{exports / 'a.txt'}: format not recognised; skipped"]

@@ -262,10 +262,40 @@ def test_existing_given_the_folder_that_holds_a_vault_names_the_vault_and_writes
     before = tree(outer)
     assert main(["init", "--existing", str(outer)]) == 1
     err = capsys.readouterr().err
-    assert "is not an Obsidian vault itself, but vault/ inside it is (it holds .obsidian/)" in err, err
+    assert "is not an Obsidian vault itself, but vault/ inside it is (holding .obsidian/ or .vaultmind/)" in err, err
     assert f"vaultmind init --existing {outer / 'vault'}" in err
     assert tree(outer) == before, "nothing written"
     assert main(["init", "--existing", str(outer / "vault")]) == 0
+
+
+def test_a_folder_holding_vaultmind_vaults_is_answered_with_each_one_and_with_vault(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command given (or run in) the folder holding a vaultmind vault hinted `init --existing`
+    with the first vault found, though that vault already was one, named none of the others, and
+    from the working folder named none at all."""
+    parent = tmp_path / "parent"
+    assert main(["init", "--demo", str(parent / "work")]) == 0
+    (parent / "README.txt").write_text("# readme\n")
+    capsys.readouterr()
+    assert main(["status", "--vault", str(parent)]) == 2
+    err = capsys.readouterr().err
+    assert f"`vaultmind status --vault {parent / 'work'}`" in err and "init --existing" not in err, err
+    assert main(["init", "--demo", str(parent / "personal")]) == 0
+    (parent / "obsidian" / ".obsidian").mkdir(parents=True)
+    capsys.readouterr()
+    assert main(["status", "--vault", str(parent)]) == 2
+    err = capsys.readouterr().err
+    for vault in ("personal", "work"):
+        assert f"`vaultmind status --vault {parent / vault}`" in err, err
+    assert f"`vaultmind init --existing {parent / 'obsidian'}`" in err, err
+    assert main(["init", "--existing", str(parent)]) == 1
+    assert "but obsidian/ and personal/ and work/ inside it are" in capsys.readouterr().err
+    monkeypatch.delenv("VAULTMIND_VAULT", raising=False)
+    monkeypatch.chdir(parent)
+    assert main(["status"]) == 2
+    err = capsys.readouterr().err
+    assert "is not in a vaultmind vault" in err and f"`vaultmind status --vault {parent / 'work'}`" in err, err
 
 
 def test_existing_given_a_folder_of_notes_with_a_vault_two_levels_down_takes_the_folder(

@@ -87,3 +87,20 @@ def test_the_demo_tour_names_the_command_that_writes_its_summaries(
     monkeypatch.chdir(vault)  # the tour's commands run in the vault's folder
     assert run_main(capsys, *shlex.split(flush)[1:])[0] == 0
     assert list((vault / "summaries").rglob("s-*.md"))
+
+
+def test_the_demo_tours_questions_are_all_in_the_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The tour's "where is Dad's birthday dinner?" was answered under "not in the memory:
+    birthday" (the family chat said "Dad's 60th" only): each question to try is found in the
+    demo's words, and the dinner's answer is the one its evidence table links."""
+    vault = tmp_path / "demo"
+    assert run_main(capsys, "init", "--demo", str(vault))[0] == 0
+    tour = (vault / "Demo tour.md").read_text(encoding="utf-8")
+    questions = re.findall(r'^vaultmind query walk "([^"]+)"$', tour, re.M)
+    assert "where is Dad's birthday dinner?" in questions
+    (dinner,) = re.findall(r"^\| Dad's birthday dinner \| \[\[[^#]+#\^([^\\|]+)", tour, re.M)
+    for question in questions:
+        code, data, err = run_main(capsys, "query", "walk", question, "--vault", str(vault), "--json")
+        assert code == 0 and data["query"]["unknown"] == [], (question, data["query"]["unknown"], err)
+        if "birthday" in question:
+            assert data["hits"][0]["anchor"] == f"^{dinner}", data["hits"][0]

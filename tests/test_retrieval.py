@@ -353,7 +353,7 @@ def test_yesterday_is_the_asker_s_yesterday(mem: Memory) -> None:
 def test_a_source_query_refuses_a_reversed_window_and_names_an_unknown_source(mem: Memory) -> None:
     """A reversed window is an error (as `cover_window`'s is), not an empty answer; an unknown
     source id is named, with some known ones; errors name the argument as the caller wrote it."""
-    with pytest.raises(UsageError, match="since < until"):
+    with pytest.raises(UsageError, match="'until' must be after 'since'"):
         mem.query("query_source", {"source_id": "slack:acme/general", "since": "2024-06-28", "until": "2024-04-28"})
     with pytest.raises(NotFound, match="no source with id 'Slack:acme/general'") as caught:
         mem.query("query_source", {"source_id": "Slack:acme/general"})
@@ -1089,3 +1089,19 @@ def test_a_source_query_reordered_by_a_word_puts_the_leaves_that_say_it_first(va
         assert sorted(h["node_id"] for h in rest["hits"]) == sorted(h["node_id"] for h in everything["hits"])
     finally:
         memory.close()
+
+
+def test_search_says_the_words_the_memory_never_mentions_as_walk_does(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`query search zebrafish` answered unrelated hits with no word that the memory never says
+    "zebrafish" (walk's `query.unknown`): a check that an ingest worked "found" other notes."""
+    write(vault, "a.md", "# Ferry\n\nThe ferry to Ischia leaves at nine.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        unknown = memory.query("search", {"query": "zebrafish"})
+        known = memory.query("search", {"query": "ferry zebrafish"})
+        walked = memory.query("walk", {"query": "ferry zebrafish"})
+    assert unknown["query"]["unknown"] == ["zebrafish"]
+    assert known["query"]["unknown"] == walked["query"]["unknown"] == ["zebrafish"]
+    assert known["hits"][0]["note_path"] == "a.md"
+    print_hits(unknown)
+    assert capsys.readouterr().out.startswith("not in the memory: zebrafish\n")

@@ -10,9 +10,9 @@ import pytest
 
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
-from vaultmind.retrieval.evidence import format_evidence
+from vaultmind.retrieval.evidence import format_evidence, none_by
 
-from .conftest import run_main, write_chat
+from .conftest import run_main, write, write_chat
 
 MARCH_12 = datetime(2024, 3, 12, 12)
 
@@ -77,3 +77,27 @@ def test_the_listing_says_the_speaker_wrote_nothing_in_the_window(vault: Path, c
     assert "Bob Stone · 2024-03-07" in lines[3]
     code, data, _ = run_main(capsys, "query", "walk", "what did Bob say yesterday?", "--vault", str(vault), "--at", "2024-03-12T12:00:00", "--json")
     assert code == 0 and data["query"]["window_none_by"] == ["Bob Stone"]
+
+
+def test_a_window_empty_but_for_a_note_just_after_it_still_ranks_the_speakers_nearest(vault: Path) -> None:
+    """"What did Alice say about the budget last week?" when nothing was written that week, but a
+    daily note of today lies just after it: her messages nearest the window, not the user's notes
+    (which count as undated outside a window while every message was taken down by it)."""
+    _chats(vault)
+    write(vault, "Budget 2024.md", "# Budget 2024\n\n- The budget spreadsheet: venue, ads, design, contingency.\n")
+    write(vault, "Daily/2024-04-02.md", "---\ndate: 2024-04-02\n---\n# Today\n\n- Gym, then groceries.\n")
+    question = "What did Alice say about the budget last week?"
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        result = memory.walk(question, limit=3, reference_time=datetime(2024, 4, 3, 12))
+        assert result["query"]["window_empty"] and result["query"]["time_window"]["start"] == "2024-03-25T00:00:00Z"
+        assert result["query"]["window_none_by"] == ["Alice Chen"]
+        assert result["hits"][0]["author"] == "Alice Chen" and "launch budget" in result["hits"][0]["content"]
+        assert "Nothing by Alice Chen is dated inside this window" in format_evidence(result)
+
+
+def test_the_notice_names_each_speaker_once_as_shown() -> None:
+    """An author written "Name <address>" and as "Name" is one speaker in the notice."""
+    assert none_by(["Alice Chen", "Alice Chen <alice@fernhill.example>"]) == (
+        "nothing by Alice Chen is dated inside this window: the items below are what Alice Chen said nearest it"
+    )

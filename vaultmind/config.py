@@ -273,8 +273,10 @@ def _validate(config: Config, path: Path) -> None:
         raise ConfigError(
             f"[search] limit = {config.search_limit} must be a positive integer of at most {MAX_LIMIT}", path=path, hint="such as 10"
         )
-    if config.debounce_ms < 0 or config.step_ms <= 0:
-        raise ConfigError("[watch] debounce_ms must be >= 0 and step_ms > 0", path=path)
+    if config.debounce_ms < 0:
+        raise ConfigError(f"[watch] debounce_ms = {config.debounce_ms} must be 0 or more milliseconds", path=path, hint="such as 150")
+    if config.step_ms <= 0:
+        raise ConfigError(f"[watch] step_ms = {config.step_ms} must be a positive number of milliseconds", path=path, hint="such as 30")
     if config.embed_batch <= 0:  # (0 and below were taken as 1, silently)
         raise ConfigError(f"[embeddings] batch = {config.embed_batch} must be a positive integer", path=path, hint="such as 256")
     if config.ollama_timeout_s <= 0:  # (refused only once Ollama was asked, without the file)

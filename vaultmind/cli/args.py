@@ -38,6 +38,13 @@ def question(text: str) -> str:
     return text
 
 
+def entity_name(text: str) -> str:
+    """An argparse type for the name `query entities` looks up: blank is refused with an example."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError('the name is empty; give a name, alias, email or handle, e.g. "Alice Chen"')
+    return text
+
+
 def iso_time(text: str) -> str:
     """An argparse type for an ISO 8601 date or time (`--at`), refused with examples of the forms
     it takes; the value goes on as given (a mode reads it)."""

@@ -43,9 +43,12 @@ def resolve_vault(arg: Path | None) -> Path:
         here = Path.cwd()
         found = next((folder for folder in (here, *here.parents) if (folder / STATE_DIR).is_dir()), None)
         if found is None:
+            from vaultmind.vault.inner_vaults import inner_vaults_hint, vaults_inside
+
+            inner = vaults_inside(here)  # run from the folder that holds the vault (or several)
             raise UsageError(
                 f"{here} is not in a vaultmind vault (no .vaultmind folder here or above)",
-                hint="pass --vault PATH, run the command inside a vault, or set one up with "
+                hint=inner_vaults_hint(inner) if inner else "pass --vault PATH, run the command inside a vault, or set one up with "
                 "`vaultmind init PATH` (`vaultmind init --existing PATH` for a vault you already have)",
             )
         vault = found

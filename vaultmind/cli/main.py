@@ -28,7 +28,7 @@ from vaultmind.cli.context import Handed, config_from_args, through_daemon_or_lo
 from vaultmind.cli.output import Progress, emit, print_stats, print_status
 from vaultmind.cli.parser import ArgumentMistake, CommandParser, say_mistake
 from vaultmind.cli.query import add_query_parser
-from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown
+from vaultmind.cli.unknown_args import COMMAND_PARSER, mark_commands, refuse_unknown, with_hint
 from vaultmind.errors import INTERRUPTED, CtrlC, IndexBusy, VaultmindError, by_ctrl_c, storage_error
 from vaultmind.index.allocator import limit_heap_arenas
 from vaultmind.shell import command_line
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if extra:
             refuse_unknown(args, extra, parser)
     except ArgumentMistake as mistake:
-        say_mistake(mistake, words)
+        say_mistake(with_hint(mistake, words, parser), words)
     debug = bool(getattr(args, "debug", False) or os.environ.get("VAULTMIND_DEBUG"))
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from vaultmind.cli.args import iso_time, positive_int, question
+from vaultmind.cli.args import entity_name, iso_time, positive_int, question
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import PROGRESS_AFTER_S, emit, print_hits, safe
 from vaultmind.errors import UsageError
@@ -71,7 +72,7 @@ def add_query_parser(sub: Any, vault_args: Callable[[argparse.ArgumentParser], N
     vault_args(q)
 
     q = modes.add_parser("entities", help="fuzzy match over entity names and aliases (the api's search_entities)")
-    q.add_argument("text", help="a name, alias, email or handle")
+    q.add_argument("text", type=entity_name, help="a name, alias, email or handle")
     q.add_argument("--kind", default=None, help="person, org, place, email, topic, …")
     q.add_argument("--limit", type=positive_int, default=None, help="number of entities (default 10)")
     q.set_defaults(
@@ -275,19 +276,17 @@ def _evidence_budget(args: argparse.Namespace) -> int:
 # The command line's flags for the arguments it passes under another name
 _FLAGS = {
     "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
-    "until": "--until", "start": "START", "end": "END",
+    "until": "--until", "start": "START", "end": "END", "kind": "--kind",
 }  # fmt: skip
+_ARGUMENT = re.compile(r"(?<!= )'(" + "|".join(_FLAGS) + r")'")  # an argument named, not a value given ("= 'since'")
 
 
 def as_flags(exc: UsageError) -> UsageError:
-    """A mode's error as the command line says it: an argument it names ("'start' …", as an
-    agent or an API client wrote it) with the flag that set it beside it, "'start' (START on the
+    """A mode's error as the command line says it: each argument it names ("'start' …", as an
+    agent or an API client wrote it) with the flag that sets it beside it, "'start' (START on the
     command line) …". The mode's answer, from a daemon or from here, names the argument only."""
-    for key, flag in _FLAGS.items():
-        named = f"'{key}'"
-        if exc.message.startswith(named + " "):
-            return UsageError(f"{named} ({flag} on the command line){exc.message[len(named):]}", path=exc.path, hint=exc.hint)
-    return exc
+    message = _ARGUMENT.sub(lambda named: f"{named.group(0)} ({_FLAGS[named.group(1)]} on the command line)", exc.message)
+    return exc if message == exc.message else UsageError(message, path=exc.path, hint=exc.hint)
 
 
 def _run(args: argparse.Namespace, mode: str, mode_args: dict[str, Any]) -> int:

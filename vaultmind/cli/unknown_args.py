@@ -3,17 +3,22 @@
 argparse reports them from the top-level parser ("usage: vaultmind [-h] … COMMAND …", then
 "unrecognized arguments: --evidense"), which shows neither the flags the command has nor
 why. Here the command that got them says so with its own usage, names the flag that was
-probably meant, and says to quote a question typed without quotes.
+probably meant, and says to quote a question typed without quotes. A word argparse took for a
+command or a query mode ("invalid choice") gets the command line that was meant: a flag put
+before the command's name after it, a question given without its mode after `walk`.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from vaultmind.cli.parser import ArgumentMistake
+from vaultmind.shell import command_line
 
 COMMAND_PARSER = "command_parser"
 """The namespace attribute naming the (sub)command that parsed the arguments."""
@@ -59,6 +64,9 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
         said.append("did you mean " + ", ".join(meant) + "?")
     if said:
         return "; ".join(said) + f" (`{parser.prog} --help` lists its flags)"
+    folders = [w for w in extra if not w.startswith("-") and Path(w).is_dir()]
+    if folders and "--vault" in flags:  # `vaultmind status ~/Notes`, as `init` takes it
+        return f"the vault is given with --vault: {parser.prog} --vault {shlex.quote(folders[0])}"
     positionals = [
         a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
     ]
@@ -75,6 +83,41 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
     if words and isinstance(text, str):
         return f'put a question of several words in quotes: {parser.prog} "{" ".join([text, *words])}"'
     return f"`{parser.prog} --help` lists what it takes"
+
+
+def with_hint(mistake: ArgumentMistake, words: Sequence[str], root: argparse.ArgumentParser) -> ArgumentMistake:
+    """`mistake` with the command line that was meant when argparse took a word for a command
+    or mode it is not (it has no hint of its own then)."""
+    if mistake.hint is None:
+        mistake.hint = _choice_hint(mistake, list(words), root)
+    return mistake
+
+
+def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.ArgumentParser) -> str | None:
+    """For "invalid choice: 'demo-vault'": `--vault demo-vault` put before the command's name
+    (or a query's mode) goes after it; a question given without its mode is asked with `walk`;
+    a misspelt command is named; a folder given as the command is the vault of `--vault`."""
+    given = next((i for i, word in enumerate(words) if f"invalid choice: {word!r}" in mistake.message), None)
+    if given is None:
+        return None
+    value, before = words[given], words[given - 1] if given else ""
+    of_commands = _long_flags_of_commands(root)
+    if before.startswith("--") and before in of_commands:  # `vaultmind --vault V status`
+        first = next(i for i, word in enumerate(words) if word.startswith("--") and word in of_commands)
+        misplaced, rest = words[first : given + 1], words[:first] + words[given + 1 :]
+        end = rest.index("--") if "--" in rest else len(rest)
+        flags = [word for word in misplaced if word in of_commands]
+        go = "goes" if len(flags) == 1 else "go"
+        return f"{', '.join(flags)} {go} after the command's name: {command_line(*rest[:end], *misplaced, *rest[end:])}"
+    choices = [name for action in mistake.parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean {close[0]}? (`{mistake.parser.prog} --help` lists them)"
+    if "walk" in choices:  # `vaultmind query "when did we move the launch?"`: the mode forgotten
+        return f"a question is asked with a mode first: {command_line(*words[:given], 'walk', *words[given:])}"
+    if Path(value).is_dir():  # `vaultmind ~/Notes status`
+        return f"the vault is given with --vault after the command's name: vaultmind COMMAND --vault {shlex.quote(value)}"
+    return None
 
 
 def _long_flags(parser: argparse.ArgumentParser) -> list[str]:

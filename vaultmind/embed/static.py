@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.embed.base import Vectors, normalize_rows
-from vaultmind.errors import EmbedError
+from vaultmind.errors import ConfigError, EmbedError
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -121,7 +121,19 @@ class StaticEmbedder:
 
     @classmethod
     def from_config(cls, config: Config) -> StaticEmbedder:
-        return cls(resolve_model_dir(config.embed_model))
+        """The embedder of `[embeddings] model` (the bundled default when left out); a model it
+        names that is none is said as the setting it is, with the file, as any bad setting is."""
+        from vaultmind.config import CONFIG_RELPATH
+
+        model_dir = resolve_model_dir(config.embed_model)
+        if config.embed_model and not (model_dir / "model.json").is_file():
+            bundled = ", ".join(sorted(p.name for p in MODELS_DIR.iterdir() if (p / "model.json").is_file()))
+            raise ConfigError(
+                f"[embeddings] model = {config.embed_model!r} is no static embedding model ({model_dir} holds no model.json)",
+                path=config.vault / CONFIG_RELPATH,
+                hint=f"a bundled model's name ({bundled}) or the folder of a complete static model; or leave it out for {DEFAULT_MODEL}",
+            )
+        return cls(model_dir)
 
     @property
     def model_dir(self) -> Path:

@@ -179,7 +179,7 @@ def parse_paths(
 ) -> list[SourceBatch] | list[DocumentInput]:
     """Parse every path (nothing is written): batches for chat/agent/email, documents for document.
     `date_order` ("dmy", "mdy"; None guesses) is how WhatsApp exports write their dates; `vault`,
-    the vault written to, whose own notes are no documents to ingest."""
+    the vault written to, whose own notes are no documents or emails to ingest."""
     if kind not in KINDS:
         raise UsageError(f"unknown ingest kind {kind!r}", hint="one of " + ", ".join(KINDS))
     if fmt not in FORMATS:
@@ -191,7 +191,7 @@ def parse_paths(
     if kind in ("email", "document"):
         found: list[SourceBatch] | list[DocumentInput]
         if kind == "email":
-            found, warnings, dated = parse_email_paths_dated(files, progress=progress)
+            found, warnings, dated = parse_email_paths_dated(files, progress=progress, vault=vault)
             report.dated.extend(dated)
         else:
             found, warnings = parse_document_paths_with_report(files, vault=vault, progress=progress)

@@ -51,13 +51,12 @@ from vaultmind.errors import IngestError
 from vaultmind.ingest.html import html_document
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.names import slugify
-from vaultmind.ingest.walk import walk_files
+from vaultmind.ingest.walk import vault_note, vault_notes_skipped, walk_files
 from vaultmind.markdown.blocks import atx_heading, fence_after
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.note import property_lines
 from vaultmind.markdown.render import escape_markup
 from vaultmind.model import Progress
-from vaultmind.plural import counted
 from vaultmind.vault.encoding import decode_text
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -204,12 +203,12 @@ def parse_document_paths_with_report(
         if path.is_dir():
             root = path.resolve()
             for file in _files(path, warnings):
-                if _vault_note(file, vault):
+                if vault_note(file, vault):
                     notes.append(file)
                     continue
                 rel = file.relative_to(path)
                 files.append((file, rel, [root.name, *rel.parent.parts]))
-        elif path.is_file() and _vault_note(path, vault):
+        elif path.is_file() and vault_note(path, vault):
             notes.append(path)
         elif path.is_file():
             if path.suffix.lower() not in SUFFIXES:
@@ -226,16 +225,8 @@ def parse_document_paths_with_report(
         if progress is not None:
             progress("parsing", done, len(files))
     if notes:
-        warnings.append(
-            f"{counted(len(notes), 'note')} of the vault itself skipped ({notes[0]}"
-            f"{' …' if len(notes) > 1 else ''}): vaultmind indexes them as they are; ingest documents from outside the vault"
-        )
+        warnings.append(vault_notes_skipped(notes, "documents"))
     return _disambiguate(found, warnings), warnings
-
-
-def _vault_note(file: Path, vault: Path | None) -> bool:
-    """Whether `file` is a Markdown note inside `vault` (through a link too)."""
-    return vault is not None and file.suffix.lower() == ".md" and file.resolve().is_relative_to(vault.resolve())
 
 
 def _disambiguate(found: Sequence[tuple[DocumentInput, Path, bool]], warnings: list[str]) -> list[DocumentInput]:

@@ -342,16 +342,17 @@ def parse_email_paths_with_report(
 
 
 def parse_email_paths_dated(
-    paths: Sequence[Path], *, account: str | None = None, progress: Progress | None = None
+    paths: Sequence[Path], *, account: str | None = None, progress: Progress | None = None, vault: Path | None = None
 ) -> tuple[list[SourceBatch], list[str], list[DatedOtherwise]]:
     """`parse_email_paths_with_report`, the messages without a usable Date header apart (in the
     order read; of a message read twice, the copy kept): an ingest says those it writes
-    (`maildates.date_warnings`). `progress("parsing", done, total)` in bytes of the mailboxes read."""
+    (`maildates.date_warnings`). `progress("parsing", done, total)` in bytes of the mailboxes read;
+    `vault`: the vault written to, whose own notes a folder given may hold."""
     warnings: list[str] = []
     box_account = account_name(account) if account else None
     mails: dict[str, _Mail] = {}
     read: list[_Mail | DatedOtherwise] = []
-    boxes = discover(paths, warnings)
+    boxes = discover(paths, warnings, vault=vault)
     earlier_accounts = {box_account: earlier_account_name(account)} if box_account and account else {}
     for box in boxes:
         earlier_accounts.setdefault(box.account, box.earlier_account)

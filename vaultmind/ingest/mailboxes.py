@@ -32,7 +32,7 @@ from vaultmind.ingest.maildates import file_time, from_line_date, maildir_file_t
 from vaultmind.ingest.mime import MAX_MESSAGE_BYTES
 from vaultmind.ingest.model import DatedBy
 from vaultmind.ingest.names import ascii_slug, slugify
-from vaultmind.ingest.walk import walk_files
+from vaultmind.ingest.walk import vault_note, vault_notes_skipped, walk_files
 from vaultmind.vault.layout import ascii_letters
 
 _FROM_ESCAPE_RE = re.compile(rb"(?m)^>(>*From )")
@@ -156,14 +156,20 @@ def mail_file_kind(path: Path) -> Kind | None:
     return _sniff(path)
 
 
-def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
+def discover(paths: Sequence[Path], warnings: list[str], *, vault: Path | None = None) -> list[Mailbox]:
+    """The mailboxes of `paths`; `vault`: the vault written to, whose own notes a folder given
+    may hold (said in one line, not each as "not an email file")."""
     boxes: list[Mailbox] = []
+    notes: list[Path] = []  # the vault's own notes found in a folder given
 
     def walk(folder: Path, account: Mailbox) -> None:
         if _is_maildir(folder):
             boxes.append(replace(account, path=folder, kind="maildir"))
             return
         for entry in walk_files(folder, warnings, whole=_is_maildir):
+            if vault_note(entry, vault):
+                notes.append(entry)
+                continue
             kind = "maildir" if entry.is_dir() else mail_file_kind(entry)
             if kind is None:
                 warnings.append(f"{entry}: not an email file (.eml, mbox); skipped")
@@ -193,6 +199,8 @@ def discover(paths: Sequence[Path], warnings: list[str]) -> list[Mailbox]:
             boxes.append(Mailbox.named(path, kind, name))
         else:
             raise IngestError("no such file or folder", path=path)
+    if notes:
+        warnings.append(vault_notes_skipped(notes, "emails"))
     return boxes
 
 

@@ -11,13 +11,18 @@ The vault's own folders are walked otherwise, by `vault.scan.walk_folders` (the 
 folder holds, `held.notes_below`; vaultmind's notes moved anywhere, `moved`): no symlinked
 folder is followed there (a link in the vault is no other copy of the notes vaultmind wrote)
 and nothing is said of what is passed over (an ingest's warnings speak of what it was given).
+A folder given that holds the vault written to (`ingest email ~/Downloads` with the vault in
+it) has the vault's own notes left out, said in one line (`vault_note`, `vault_notes_skipped`),
+not one warning per note.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+
+from vaultmind.plural import counted
 
 
 def walk_files(root: Path, warnings: list[str], *, whole: Callable[[Path], bool] | None = None) -> Iterator[Path]:
@@ -87,3 +92,18 @@ def _first_visit(path: Path, real: str, seen: dict[str, Path], warnings: list[st
     else:
         warnings.append(f"{path}: the same {what} as {first} (a symlink); read once, there")
     return False
+
+
+def vault_note(file: Path, vault: Path | None) -> bool:
+    """Whether `file` is a Markdown note inside `vault` (through a link too): the vault's own
+    notes, which vaultmind indexes as they are, are nothing to ingest."""
+    return vault is not None and file.suffix.lower() == ".md" and file.resolve().is_relative_to(vault.resolve())
+
+
+def vault_notes_skipped(notes: Sequence[Path], what: str) -> str:
+    """The one line that says the vault's own notes `notes` (not empty) were left out of an
+    ingest of `what` ("documents", "emails")."""
+    return (
+        f"{counted(len(notes), 'note')} of the vault itself skipped ({notes[0]}"
+        f"{' …' if len(notes) > 1 else ''}): vaultmind indexes them as they are; ingest {what} from outside the vault"
+    )

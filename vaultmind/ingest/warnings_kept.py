@@ -5,12 +5,15 @@ read) after its output has scrolled away or went to a script's log.
 
 Each kind's entry is replaced by its next ingest (one without warnings empties it): the file
 holds what the last ingest of each kind said, never a growing log. It is vaultmind's state, not
-a note: deleting it forgets the warnings, nothing else.
+a note: deleting it forgets the warnings, nothing else. The paths are kept absolute (those the
+ingest was given, and the one a warning starts with: "../exports/a.txt: format not recognised"):
+typed relative to the folder the ingest ran in, they pointed nowhere from any other.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -28,11 +31,20 @@ def keep_warnings(state_dir: Path, kind: str, paths: list[str], warnings: list[s
         kept = _read(state_dir)
         kept[kind] = {
             "at": (at or datetime.now(UTC)).isoformat(timespec="seconds"),
-            "paths": paths,
-            "warnings": warnings,
+            "paths": [from_anywhere(path) for path in paths],
+            "warnings": [from_anywhere(warning) for warning in warnings],
         }
         data = json.dumps(kept, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
         write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
+
+
+def from_anywhere(text: str) -> str:
+    """`text`, a path or a warning led by one ("PATH: what"), with that path absolute when it is
+    relative to the current folder (and there); anything else as it is."""
+    head, sep, rest = text.partition(": ")
+    if head and not os.path.isabs(head) and os.path.lexists(head):
+        return os.path.abspath(head) + sep + rest
+    return text
 
 
 def kept_warnings(state_dir: Path) -> list[dict[str, Any]]:

@@ -90,10 +90,7 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     window = set(terms((query.get("time_window") or {}).get("text", "")))  # the window says them
     searched = [t for t in query.get("content_terms") or () if t not in window]
     # "how much is the hotel?" in a memory that never says "hotel": said first, in JSON and text
-    unknown = unknown_words(memory.leaves, question, searched, named=[e["surface"] for e in query.get("entities") or ()])
-    if unknown:  # "who wrote in the slack channel?": the memory holds Slack's messages, which never say "slack"
-        sources = source_words(memory.index)
-        unknown = [word for word in unknown if not frozenset(terms(word)) <= sources]
+    unknown = not_in_memory(memory, question, searched, named=[e["surface"] for e in query.get("entities") or ()])
     read = dict(query.get("corrected") or {})  # "lauch" read as "launch"
     asked = terms(re.sub(r"\w+", lambda m: read.get(m.group(0).lower(), m.group(0)), question))
     # "what was it?": nothing names what it asks about; said in every answer, as the evidence says it
@@ -113,8 +110,23 @@ def _walk(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+def not_in_memory(memory: MemoryView, question: str, searched: Iterable[str], named: Iterable[str] = ()) -> list[str]:
+    """The question's searched words the memory never mentions (`unknown_words`), but for a word
+    naming a kind or platform of its sources: "who wrote in the slack channel?" of a memory of
+    Slack's messages, which never say "slack"."""
+    unknown = unknown_words(memory.leaves, question, set(searched), named=list(named))
+    if unknown:
+        sources = source_words(memory.index)
+        unknown = [word for word in unknown if not frozenset(terms(word)) <= sources]
+    return unknown
+
+
 def _search(memory: MemoryView, args: dict[str, Any]) -> dict[str, Any]:
-    return search(memory, _str(args, "query"), limit=modes.check_limit(_int(args, "limit", memory.config.search_limit)))
+    """`search`'s hits, and `query.unknown` as walk's: "zebrafish" in a memory that never says it
+    is said so, not answered by ten unrelated hits alone."""
+    question = _str(args, "query")
+    result = search(memory, question, limit=modes.check_limit(_int(args, "limit", memory.config.search_limit)))
+    return {**result, "query": {"unknown": not_in_memory(memory, question, terms(question))}}
 
 
 _HANDLERS: dict[str, Callable[[MemoryView, dict[str, Any]], dict[str, Any]]] = {

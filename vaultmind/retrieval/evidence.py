@@ -48,8 +48,9 @@ NONE_YOURS = "none of your notes is dated inside this window: the items below ar
 
 def none_by(names: Sequence[str]) -> str:
     """The notice of a window none of whose messages is by the speakers the question names
-    ("what did Bob say yesterday?" when Bob wrote nothing that day)."""
-    who = " or ".join(names)
+    ("what did Bob say yesterday?" when Bob wrote nothing that day). Each person once, as shown:
+    "Alice Chen" and "Alice Chen <alice@…>" are one speaker."""
+    who = " or ".join(dict.fromkeys(display_of(name) for name in names))
     return f"nothing by {who} is dated inside this window: the items below are what {who} said nearest it"
 
 

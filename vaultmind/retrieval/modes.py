@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from vaultmind.config import MAX_LIMIT
@@ -134,11 +134,11 @@ def query_source(
     limit: int = 50,
 ) -> dict[str, Any]:
     if not source_id and not kind:
-        raise UsageError(f"query_source needs a source id or a kind ({', '.join(SOURCE_KINDS)})")
+        raise UsageError(f"'source_id' or 'kind' is needed: which source, or which kind of source ({', '.join(SOURCE_KINDS)})")
     if kind and kind not in SOURCE_KINDS:
-        raise UsageError(f"unknown kind {kind!r} for query_source (kinds: {', '.join(SOURCE_KINDS)})")
+        raise UsageError(f"'kind' = {kind!r} is not a kind of source (kinds: {', '.join(SOURCE_KINDS)})")
     if since is not None and until is not None and until <= since:
-        raise UsageError("query_source needs since < until (the window is [since, until))")
+        raise UsageError("'until' must be after 'since'", hint=one_day_hint(since, "since", "until"))
     limit = check_limit(limit)
     clauses = ["true"]
     params: list[Any] = []
@@ -235,12 +235,19 @@ def _check_kind(memory: MemoryView, source_id: str, kind: str) -> None:
         )
 
 
+def one_day_hint(start: datetime, first: str, last: str) -> str:
+    """How a window of one day is asked: its end is excluded, so it ends on the next day
+    (`query window 2024-03-07 2024-03-07` is empty)."""
+    day = start.date()
+    return f"{last} is excluded: for the one day {day}, give {first} {day} and {last} {day + timedelta(days=1)}"
+
+
 def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
     """The fewest nodes covering [start, end): summaries lying wholly inside the window, chosen
     greedily by how many of the window's leaves they cover, then the leaves no chosen summary
     covers (`uncovered_leaves` counts them)."""
     if end <= start:
-        raise UsageError("cover_window needs start < end")
+        raise UsageError("'end' must be after 'start'", hint=one_day_hint(start, "start", "end"))
     limit = check_limit(limit)
     leaf_rows = memory.index.query(
         "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]

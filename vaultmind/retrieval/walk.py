@@ -189,7 +189,7 @@ def walk(
     # "what did Bob say yesterday?" when he wrote nothing then: his words nearest the window, not
     # the others' inside it — the window ranks nothing, and `query.window_none_by` names him
     silent: list[str] = []
-    if asked.speakers and asked.window is not None and not asked.ahead and not asked.empty:
+    if asked.speakers and asked.window is not None and not asked.ahead:
         spoken = speaker_names(sorted(memory.leaves.authors()), asked.speakers, asked.named, asked.qents)
         near = memory.leaves.by_authors(spoken, CANDIDATES, near=(asked.window.start, asked.window.end))
         if near and not within(asked.window, memory.leaves.columns(near[:1]).ts).any():

@@ -56,7 +56,8 @@ The time factor and the window's presence in `walk`'s formula:
             about nothing but whom or what it names ("tell me about Bob": not the word "tell"),
             among the leaves that involve them.
             A question that names whose words it asks for ("what did Bob say yesterday?") of
-            a window holding none of that speaker's messages (nor ahead, nor empty) takes the
+            a window holding none of that speaker's messages (not one still ahead; one holding
+            nothing at all too, or nothing but what was written just after it) takes the
             speaker's messages nearest the window as candidates, and the window ranks
             nothing else: no time factor, no `inside`; each of the speaker's messages adds
             `WINDOW_PRESENCE` × its `nearness` to the window instead — his words nearest it

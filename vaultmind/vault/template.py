@@ -26,13 +26,13 @@ from typing import Any, Literal
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.shell import command_line
 from vaultmind.vault.atomic import write_atomic
+from vaultmind.vault.inner_vaults import NAMED_MOST, OBSIDIAN_DIR, inner_vaults_hint, vaults_inside
 from vaultmind.vault.layout import ENTITIES_DIR, SOURCES_DIR, STATE_DIR, SUMMARIES_DIR
 
 TEMPLATE_PACKAGE = "vaultmind.vault_template"
 DEMO_DIR = ".demo"
 WELCOME_NOTE = "Welcome to vaultmind.md"
 GITIGNORE = ".gitignore"
-OBSIDIAN_DIR = ".obsidian"
 
 # The lines vaultmind would add to a .gitignore; when one already exists, those it lacks are shown as a hint.
 GITIGNORE_LINES: tuple[str, ...] = (
@@ -298,15 +298,16 @@ def _existing_refusal(root: Path, given: str | Path) -> VaultError | None:
             path=root,
             hint="name the vault's own folder (the one that holds .obsidian/ or your notes)",
         )
-    inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
-    if inner is not None and not _holds_notes(root, own=True):
+    inner = [] if (root / OBSIDIAN_DIR).is_dir() else vaults_inside(root)
+    if inner and not _holds_notes(root, own=True):
         # the folder that holds the vault (a clone whose vault is its `vault/`), given for the
         # vault: all of it would be indexed; a folder of notes of its own is what it says
+        names = " and ".join(f"{vault.relative_to(root).as_posix()}/" for vault in inner[:NAMED_MOST])
         return VaultError(
-            f"is not an Obsidian vault itself, but {inner.relative_to(root).as_posix()}/ inside it is "
-            f"(it holds {OBSIDIAN_DIR}/)",
+            f"is not an Obsidian vault itself, but {names} inside it {'is' if len(inner) == 1 else 'are'} "
+            f"(holding {OBSIDIAN_DIR}/ or {STATE_DIR}/)",
             path=root,
-            hint=f"point at the vault inside it: `{command_line('init', '--existing', inner)}`",
+            hint=inner_vaults_hint(inner),
         )
     if not (root / OBSIDIAN_DIR).is_dir() and not _holds_notes(root):
         empty = not any(root.iterdir())
@@ -409,32 +410,15 @@ def _missing_gitignore_lines(gitignore: Path) -> tuple[str, ...]:
     return tuple(line for line in GITIGNORE_LINES if line not in held)
 
 
-def _vault_inside(root: Path, depth: int = 2) -> Path | None:
-    """The first folder within `depth` levels under `root` (dot-folders aside) that holds
-    Obsidian's settings folder: an Obsidian vault inside the folder."""
-    try:
-        folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    except OSError:
-        return None
-    for folder in folders:
-        if (folder / OBSIDIAN_DIR).is_dir():
-            return folder
-    if depth > 1:
-        for folder in folders:
-            found = _vault_inside(folder, depth - 1)
-            if found is not None:
-                return found
-    return None
-
-
 def _folder_warnings(root: Path) -> list[str]:
     """Things about vaultmind's folders in an existing vault that the user should know."""
     warnings: list[str] = []
-    inner = None if (root / OBSIDIAN_DIR).is_dir() else _vault_inside(root)
-    if inner is not None:  # (a folder of notes of its own: `_existing_root` took it)
+    inner = [] if (root / OBSIDIAN_DIR).is_dir() else vaults_inside(root)[:NAMED_MOST]
+    for inner_vault in inner:  # (a folder of notes of its own: `_existing_root` took it)
+        kind, marker = ("an Obsidian", OBSIDIAN_DIR) if (inner_vault / OBSIDIAN_DIR).is_dir() else ("a vaultmind", STATE_DIR)
         warnings.append(
-            f"{inner.relative_to(root).as_posix()}/ inside is an Obsidian vault of its own (it holds "
-            f"{OBSIDIAN_DIR}/); its notes are indexed with this folder's"
+            f"{inner_vault.relative_to(root).as_posix()}/ inside is {kind} vault of its own (it holds {marker}/); "
+            "its notes are indexed with this folder's"
         )
     names = {p.name for p in root.iterdir()}
     for folder in (SOURCES_DIR, SUMMARIES_DIR, ENTITIES_DIR):
