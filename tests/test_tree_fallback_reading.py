@@ -283,7 +283,7 @@ def test_a_summary_of_summaries_says_something_of_every_child() -> None:
 )
 def test_a_sentence_cut_to_fit_is_never_left_a_leaning_fragment(sentence: str) -> None:
     children = [_one_day(0, "Lucinda", sentence), _one_day(1, "Melissa", "Our stories give the group hope.")]
-    for budget in (18, 28):
+    for budget in (18, 22):  # under the sentence's 23 tokens (who said it is not counted)
         text = extractive_summary(children, budget)
         assert "By telling our stories." not in text, text
         assert text == "Melissa said: Our stories give the group hope."

@@ -245,35 +245,44 @@ def one_day_hint(start: datetime, first: str, last: str) -> str:
 def cover_window(memory: MemoryView, start: datetime, end: datetime, *, limit: int = 100) -> dict[str, Any]:
     """The fewest nodes covering [start, end): summaries lying wholly inside the window, chosen
     greedily by how many of the window's leaves they cover, then the leaves no chosen summary
-    covers (`uncovered_leaves` counts them)."""
+    covers (`uncovered_leaves` counts them); shown as a timeline, by start time (a summary
+    before the leaves of its start, a higher level first), and `limit` keeps the earliest."""
     if end <= start:
         raise UsageError("'end' must be after 'start'", hint=one_day_hint(start, "start", "end"))
     limit = check_limit(limit)
     leaf_rows = memory.index.query(
-        "SELECT id FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]
+        "SELECT id, ts FROM leaves WHERE ts >= ? AND ts < ? ORDER BY ts, id", [start, end]
     )
     in_window = [row[0] for row in leaf_rows]
     remaining = set(in_window)
-    chosen: list[str] = []
+    chosen: list[tuple[str, datetime, int]] = []
     if has_table(memory.index, "summaries") and remaining:
         candidates = memory.index.query(
-            """SELECT id, leaf_ids FROM summaries WHERE time_start >= ? AND time_end < ? AND NOT stale
-               ORDER BY level DESC, id""",
+            """SELECT id, leaf_ids, time_start, level FROM summaries
+               WHERE time_start >= ? AND time_end < ? AND NOT stale ORDER BY level DESC, id""",
             [start, end],
         )
-        pool = [(sid, set(leaf_ids or [])) for sid, leaf_ids in candidates]
+        pool = [(sid, set(leaf_ids or []), (began, level)) for sid, leaf_ids, began, level in candidates]
         while pool:
             best = max(pool, key=lambda item: (len(item[1] & remaining), item[0]))
             gain = best[1] & remaining
             if not gain:
                 break
-            chosen.append(best[0])
+            chosen.append((best[0], *best[2]))
             remaining -= gain
             pool.remove(best)
-    uncovered = [leaf_id for leaf_id in in_window if leaf_id in remaining]
-    hits = summary_hits(memory, chosen[:limit])
-    shown = uncovered[: max(0, limit - len(chosen))]
-    hits.extend(leaf_hits(memory, [(leaf_id, 0.0, {"cover": "leaf"}) for leaf_id in shown]))
+    uncovered = [(leaf_id, ts, 0) for leaf_id, ts in leaf_rows if leaf_id in remaining]
+    timeline = sorted([*chosen, *uncovered], key=lambda node: (node[1], -node[2], node[0]))
+    shown = timeline[:limit]
+    summaries = {node[0] for node in chosen}
+    shown_summaries = [node_id for node_id, _, _ in shown if node_id in summaries]
+    chunk = _summary_chunks(memory, shown_summaries) if shown_summaries else {}
+    ranked = [
+        (chunk[node_id], 0.0, {"depth": "child"}) if node_id in summaries else (node_id, 0.0, {"cover": "leaf"})
+        for node_id, _, _ in shown
+        if node_id not in summaries or node_id in chunk
+    ]
+    hits = leaf_hits(memory, ranked)  # one read, in the timeline's order
     return envelope(hits, len(chosen) + len(uncovered), uncovered_leaves=len(uncovered))
 
 

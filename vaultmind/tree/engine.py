@@ -50,6 +50,7 @@ from vaultmind.tree.note import (
     children_digest,
     iso_z,
     naive_utc,
+    parse_link,
     summary_id,
     summary_path,
     summary_title,
@@ -175,11 +176,12 @@ def reseal_stale(
             )
             continue
         if held is not None:  # the keys you added come back if it is sealed again, after a stop too
+            children = sealed_children(row.level, row.children, held)
             unsealed.record(
-                memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=row.children
+                memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=children
             )
             sealer.kept_keys[row.note_path] = held
-            sealer.removed[(row.tree, row.level, row.children)] = row.note_path
+            sealer.removed[(row.tree, row.level, children)] = row.note_path
         try:
             path.unlink(missing_ok=True)
         except OSError as exc:  # a folder you made read-only: this one stays, the others go on
@@ -199,6 +201,34 @@ def reseal_stale(
     for tree in sorted(freed):
         sealer.cascade(tree, l0_upto=freed[tree])
     return sealer.done()
+
+
+GONE_CHILD = "\0a child no longer there"  # in a group no live buffer can hold: the group sealed again is a new note
+
+
+def sealed_children(level: int, resolved: Sequence[str], note: bytes) -> tuple[str, ...]:
+    """The children a summary note was sealed over, by id, as a group sealed again must match
+    to keep its id (`_Sealer._earlier_id`): the index's `resolved` children when every link of
+    the note still resolves; else, above level 1, the ids its links name (a child summary you
+    deleted is sealed again under its id); else `resolved` and `GONE_CHILD` — a message or
+    section deleted: the summary over what is left is a new one, with the id, path and title a
+    fresh vault gives it (docs/trees.md, "Links and titles follow")."""
+    links = split_frontmatter(note.decode("utf-8", errors="replace")).data.get("children")
+    written = [str(link) for link in links if isinstance(link, str)] if isinstance(links, list) else []
+    if len(written) <= len(resolved):
+        return tuple(resolved)
+    if level > 1:
+        named = [_SUMMARY_ID_RE.fullmatch(_link_stem(link)) for link in written]
+        if all(named):
+            return tuple(dict.fromkeys(m.group(0) for m in named if m is not None))
+    return (*resolved, GONE_CHILD)
+
+
+def _link_stem(link: str) -> str:
+    """The note name a child link points at, without a `-2` … suffix (`note.summary_path`)."""
+    parsed = parse_link(link)
+    stem = parsed.note_path.rsplit("/", 1)[-1].removesuffix(".md") if parsed is not None else ""
+    return re.sub(r"-\d+$", "", stem)
 
 
 # -- the sealer ----------------------------------------------------------------------------------

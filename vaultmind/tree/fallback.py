@@ -25,7 +25,8 @@
    the child summaries gave. What no one is named as saying has a paragraph of its own: after
    "Alice Chen said: …" it would read, at the next level, as hers.
 
-The output never exceeds the budget, which never exceeds the children's own size.
+The output never exceeds the budget, which never exceeds the children's own size, but for
+who said it and when in front of a summary that keeps what one voice said (one short message).
 """
 
 from __future__ import annotations
@@ -278,7 +279,7 @@ def _select(
             if _said(form.text) in said:
                 continue  # a message repeated (pasted twice, quoted back) is said once
             trial = sorted([*chosen, form], key=lambda s: (s.child, s.pos))
-            if count_tokens(_render(children, trial, dated)) <= limit:
+            if _size(children, trial, dated) <= limit:
                 chosen = trial
                 names |= form.names
                 picked_terms |= form.terms
@@ -287,6 +288,16 @@ def _select(
                 said.add(_said(form.text))
                 break
     return chosen
+
+
+def _size(children: Sequence[ChildText], chosen: Sequence[_Sentence], dated: bool) -> int:
+    """What the budget counts of a summary: its prose as rendered; of what one voice says (one
+    author on one day, one section, one child summary), its own words alone: who said it (and
+    the day) stays in front on top of the budget, so one short message is kept whole after
+    "Dana said: " rather than losing its last clause to its author's name (docs/trees.md)."""
+    if len({_voice_key(s) + "|" + (s.voice.day if s.voice else "") for s in chosen}) == 1:
+        return count_tokens(" ".join(_finish(s.text) for s in chosen))
+    return count_tokens(_render(children, chosen, dated))
 
 
 def _said(text: str) -> str:

@@ -3,8 +3,10 @@
 The prompt folds the children oldest first, each with its author and time (or its note title),
 asks for plain prose of at most a number of words derived from the output budget, and forbids
 names that are not in the notes. The answer is accepted only if it is prose (not empty, not
-JSON, not a refusal), fits the budget (cut at a sentence end when it runs over; refused when
-not even one sentence fits) and names no one the children do not mention
+JSON, not a refusal, no list items, no "---" rule or front-matter lines; a lone "Summary"
+heading is dropped), does not loop on the same sentences (checked before any cut, which would
+make a loop fit), fits the budget (cut at a sentence end when it runs over; refused when not
+even one sentence fits) and names no one the children do not mention
 (`names.unknown_names`). A failed check is retried once with the reason spelled out; a second
 failure, a timeout or an unreachable server gives the deterministic fallback summary, recorded
 as `summarizer: fallback`. The model and the prompt's hash identify the summarizer
@@ -22,7 +24,9 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from vaultmind.llm.ollama_chat import (
@@ -68,6 +72,14 @@ _PREAMBLE_RE = re.compile(
 )
 _FENCE_RE = re.compile(r"^```[a-z]*\n?|\n?```$", re.IGNORECASE)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?…])[\"'”’)\]]*(?=\s|$)")
+# A line that only labels the answer ("# Summary", "**Summary:**"): dropped
+_LABEL_RE = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*summary[*_]*\s*:?\s*[*_]*\s*$", re.IGNORECASE)
+# A rule, a setext underline or a front-matter fence ("---", "***", "==="): no prose, refused
+_RULE_LINE_RE = re.compile(r"^\s*(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:=[ \t]*){3,})$")
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
+MAX_SAME_SENTENCE = 2
+MIN_SENTENCES_FOR_SHARE = 4
+MIN_DISTINCT_SHARE = 0.6
 _REFUSAL_RE = re.compile(r"^\s*(?:i\s+(?:can(?:no|')t|am unable|'m unable)|as an ai)", re.IGNORECASE)
 
 
@@ -228,14 +240,19 @@ def check_answer(
     (a model's `\r\n` too): summary notes are LF-only, and their body hash is of that text."""
     text = _FENCE_RE.sub("", note_text(raw).strip()).strip()
     text = _PREAMBLE_RE.sub("", text).strip()
-    text = "\n".join(
-        line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in text.split("\n")
-    )
+    lines = [line for line in text.split("\n") if not _LABEL_RE.match(line)]  # "# Summary" says nothing
+    if any(_RULE_LINE_RE.match(line) for line in lines):
+        return None, "it had lines of only dashes, stars or equals signs; write plain prose, no front matter or rules"
+    if any(_LIST_ITEM_RE.match(line) for line in lines):
+        return None, "it was a list; write whole sentences in paragraphs, no list items"
+    text = "\n".join(line.lstrip("#").strip() if line.lstrip().startswith("#") else line for line in lines)
     text = text.strip()
     if not text or len(re.findall(r"[^\W\d_]{2,}", text)) < 3:
         return None, "it was empty or had no words"
     if text[0] in "{[" or _REFUSAL_RE.match(text):
         return None, "it was not a summary in plain prose"
+    if repeats_itself(text):  # before the cut, which would make a loop fit the budget
+        return None, "it repeated the same sentences over and over; say each thing once"
     if count_tokens(text) > budget_tokens:
         text = _cut_at_sentence(text, budget_tokens)
         if not text:
@@ -244,6 +261,21 @@ def check_answer(
     if unknown:
         return None, "it names " + ", ".join(unknown[:8]) + ", who or which the notes never mention"
     return text, ""
+
+
+def repeats_itself(text: str) -> bool:
+    """An answer looping on what it said (a small model's usual failure): a sentence said more
+    than MAX_SAME_SENTENCE times, or, from MIN_SENTENCES_FOR_SHARE sentences on, fewer than
+    MIN_DISTINCT_SHARE of them distinct. Case, spacing and punctuation aside."""
+    ends = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
+    said = [" ".join(re.findall(r"\w+", text[a:b].casefold())) for a, b in pairwise(ends)]
+    said = [sentence for sentence in said if sentence]
+    if not said:
+        return False
+    counts = Counter(said)
+    if max(counts.values()) > MAX_SAME_SENTENCE:
+        return True
+    return len(said) >= MIN_SENTENCES_FOR_SHARE and len(counts) < MIN_DISTINCT_SHARE * len(said)
 
 
 def _cut_at_sentence(text: str, budget: int) -> str:

@@ -277,7 +277,7 @@ def maintain(
     ner_first: bool = False,
 ) -> SealReport:
     """With `ner_first` (an asked-for flush: the CLI's and `/v1/flush`), first run NER on every
-    text still waiting for it (`_entities_first`). Then finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded;
+    text still waiting for it and write the entity notes it earns (`_entities_first`). Then finish what a stopped refresh left, seal full buffers, re-seal stale summaries (bounded;
     with `flush_all` those over notes still being written too, which wait otherwise), flush quiet buffers (every non-empty level-0 buffer with `flush_all`), then refresh the entity links and titles of
     the summary notes that need it (no summarizer involved). A stopping daemon skips the phases not
     yet begun: each reads the state of every tree (at 50k notes +80 MB for a moment, at exit).
@@ -314,19 +314,14 @@ _passes: weakref.WeakKeyDictionary[Memory, tuple[int, SealReport | None]] = weak
 
 
 def _entities_first(memory: Memory, progress: Progress | None) -> None:
-    """NER on every text still waiting for it, so what a flush seals is what a run with NER done
-    first seals: the extractive summarizer picks sentences by their entities, and a summary
-    sealed before its leaves' entities were known is never sealed again. The daemon's upkeep
-    does this before its own passes (`Memory.enrich`); a flush asked for does not wait for it.
-    `progress` hears `("ner", texts done, texts waiting)`. Nothing to do: one count of what
-    waits (kept per index generation)."""
-    from vaultmind.entities.backfill import complete_ner, entity_deriver
-
-    deriver = entity_deriver(memory)
-    if deriver is None:
-        return
-    with deriver.ner.kept():  # the model's process stays between batches
-        complete_ner(memory, progress=progress)
+    """NER on every text still waiting for it, and the entity notes it earns, so what a flush
+    seals is what a run with NER done first seals: the extractive summarizer picks sentences by
+    their entities, and a summary sealed before its leaves' entities were known is never sealed
+    again; and a summary links the entity notes of whom it names (`ingest`, then `flush`, with
+    no sync between: no entity note had been written, so the summaries linked no one). The
+    daemon's upkeep does this before its own passes (`Memory.enrich`); a flush asked for does
+    not wait for it. `progress` hears `("ner", texts done, texts waiting)`."""
+    memory.enrich(progress)
 
 
 def _maintain(
