@@ -43,7 +43,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import SyncStopped
-from vaultmind.index.connection import apply_settings, settings_of
+from vaultmind.index.connection import ROW_GROUP_ROWS, apply_settings, settings_of
 from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
@@ -214,7 +214,7 @@ def _write_copy(con: duckdb.DuckDBPyConnection, copy: Path, tables: list[str], d
     """The schema (tables, indexes, sequences, views), then each table's rows, then a
     checkpoint of the copy; detached after."""
     source = _source(con)
-    con.execute(f"ATTACH '{_quoted(copy)}' AS {COPY_ALIAS}")
+    con.execute(f"ATTACH '{_quoted(copy)}' AS {COPY_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
     try:
         con.execute(f'COPY FROM DATABASE "{source}" TO {COPY_ALIAS} (SCHEMA)')
         for n, table in enumerate(tables):

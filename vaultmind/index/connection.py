@@ -23,6 +23,14 @@ BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rath
 # lock, and a failed open is retried in the background (`reopening.py`), so requests get a clear
 # error instead of waiting minutes
 REOPEN_WAIT_S = 30.0
+# Rows of each row group of the index file (DuckDB's default is 122,880). A transaction holds
+# the row group each table is filling in memory until it is full and written; a whole-vault
+# load fills several tables at once, and at 50k notes the full default groups of `leaves` and
+# `admission` held together were its peak (~170 MiB). A group of 16,384 rows holds an eighth
+# of that. DuckDB does not keep the size in the file: each open sets it (`open_index`), and a
+# checkpoint under another size would merge the groups into groups of that size.
+ROW_GROUP_ROWS = 16_384
+INDEX_CATALOG = "vaultmind"  # the name the index file is attached under
 
 
 class _Absent:
@@ -70,7 +78,7 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
     try:
         while True:
             try:
-                con = duckdb.connect(str(path))
+                con = open_index(path)
                 session(con)
                 con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
                 return con
@@ -90,6 +98,27 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
         if asked is not None and wait_s > 0 and request_for_file(path) == asked:  # (another's, written since, stays)
             with suppress(OSError):
                 wanted_path(path).unlink()
+
+
+def open_index(path: Path) -> duckdb.DuckDBPyConnection:
+    """A connection whose database is the index file, attached with its row group size
+    (`ROW_GROUP_ROWS`): `duckdb.connect(path)` cannot set it. Its spill files go beside the
+    index, as they would for a file opened by `duckdb.connect` (an in-memory database's go to
+    the working directory)."""
+    con = duckdb.connect(":memory:")
+    try:
+        con.execute(f"ATTACH '{quoted(path)}' AS {INDEX_CATALOG} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+        con.execute(f"USE {INDEX_CATALOG}")
+        con.execute(f"SET temp_directory = '{quoted(Path(f'{path}.tmp'))}'")
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def quoted(path: Path) -> str:
+    """`path` inside a single-quoted SQL string."""
+    return str(path).replace("'", "''")
 
 
 def wanted_path(path: Path) -> Path:

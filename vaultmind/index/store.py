@@ -28,6 +28,7 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
+from vaultmind.index.connection import ROW_GROUP_ROWS
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
@@ -48,9 +49,9 @@ EVICT_MARGIN = 2**20  # inside a bulk load: above what is held beyond the cache 
 SMALL_POOL_HEADROOM = 8 * 2**20
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 # Rows appended to one table by one transaction from which DuckDB may have written a row group
-# to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
-# sizes compared are estimates). See `Index.transaction`.
-ROW_GROUP_WRITE_ROWS = 100_000
+# to the file before the commit (a row group's `ROW_GROUP_ROWS`; kept below that, as the sizes
+# compared are estimates). See `Index.transaction`.
+ROW_GROUP_WRITE_ROWS = ROW_GROUP_ROWS * 13 // 16
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
