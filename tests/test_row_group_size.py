@@ -84,3 +84,24 @@ def test_an_index_written_with_default_row_groups_keeps_them_and_adds_small_ones
         assert index.scalar("SELECT count(DISTINCT content_hash) FROM embeddings") == DEFAULT + 20_100
     finally:
         index.close()
+
+
+def test_a_file_opened_twice_in_a_process_is_shared_and_let_go_with_the_last(tmp_path: Path) -> None:
+    """DuckDB attaches a file once per process: a second open (a command run in a process that
+    holds the index) gets a connection of its own to the same database, not an error that would
+    move the file aside; the first closed, the second goes on; the last closed lets the file go."""
+    path = tmp_path / "index.duckdb"
+    first, second = Index.open(path), Index.open(path)
+    try:
+        assert second.quarantined is None and not list(tmp_path.glob("quarantine*"))
+        with first.transaction() as con:
+            _append(con, 0, 10)
+        first.close()
+        assert second.scalar("SELECT count(*) FROM embeddings") == 10
+    finally:
+        second.close()
+    con = duckdb.connect(str(path))  # let go: a plain open of the file works
+    try:
+        assert con.execute("SELECT count(*) FROM embeddings").fetchone() == (10,)
+    finally:
+        con.close()

@@ -28,7 +28,7 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
-from vaultmind.index.connection import ROW_GROUP_ROWS
+from vaultmind.index.connection import ROW_GROUP_ROWS, close_index
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
@@ -121,7 +121,7 @@ class Index(Reconnecting):
                 if self.path is not None:
                     self.con.execute("CHECKPOINT")
             finally:
-                self.con.close()
+                close_index(self.con)
 
     def compact(self, progress: Progress | None = None, stopping: threading.Event | None = None) -> Compacted:
         """The file copied into a new one put in its place (`compact`): the space churn left
@@ -246,7 +246,7 @@ class Index(Reconnecting):
             self._handled.append(exc)
             del self._handled[:-4]  # a few: only the error being raised through nested guards matters
             with suppress(duckdb.Error):
-                self._con.close()
+                close_index(self._con)
             log.error("the %s (%s): %s; moving it aside", why, self.path, first_line(exc))
             self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({first_line(exc)})")
             self._bulk = False
