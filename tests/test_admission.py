@@ -21,6 +21,7 @@ from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.entities import extract
 from vaultmind.errors import ConfigError
+from vaultmind.index.connection import other_connection
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
@@ -460,7 +461,7 @@ def test_rows_of_an_older_admission_version_are_decided_again(vault: Path, monke
         old = policy.fingerprint(importance.PROMPT_HASH)
         monkeypatch.undo()
         assert old != fingerprint
-        with memory.index.con.cursor() as cur:  # what version 1 stored
+        with other_connection(memory.index.con) as cur:  # what version 1 stored
             cur.execute(f"UPDATE admission SET decision = 'dropped', reason = 'tiny chitchat' WHERE {YES}")
             cur.execute("UPDATE meta SET value = ? WHERE key = ?", [old, META_KEY])
     with Memory.open(make_config(vault)) as memory:

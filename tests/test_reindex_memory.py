@@ -19,6 +19,7 @@ import pytest
 from vaultmind import sync_load
 from vaultmind.config import Config, load_config
 from vaultmind.index import lexical
+from vaultmind.index.connection import other_connection
 from vaultmind.index.pool import SYNC_MEMORY_LIMIT, size_bytes
 from vaultmind.index.resident import ChangeSet
 from vaultmind.index.store import DEFERRED_CHECKPOINT, REBUILD_UNDER_WAY, Index
@@ -335,7 +336,7 @@ def test_a_bulk_load_commits_its_rows_into_the_file_not_the_wal(tmp_path: Path) 
     seen: list[int] = []
 
     def before_commit() -> None:
-        with index.con.cursor() as other:
+        with other_connection(index.con) as other:
             seen.append(int(other.execute("SELECT count(*) FROM tags").fetchone()[0]))  # type: ignore[index]
 
     with index.deferred_checkpoints():
@@ -372,7 +373,7 @@ def test_a_bulk_load_is_one_transaction_seen_by_others_only_once_committed(vault
         seen: list[tuple[int, int]] = []
 
         def outside() -> int:  # what another connection to the same database sees
-            with memory.index.con.cursor() as other:
+            with other_connection(memory.index.con) as other:
                 return int(other.execute("SELECT count(*) FROM notes").fetchone()[0])  # type: ignore[index]
 
         def count(_change: ChangeSet) -> None:

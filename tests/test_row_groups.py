@@ -22,6 +22,9 @@ from vaultmind.memory import Memory
 from vaultmind.sync_embed import embed_missing
 
 RG = ROW_GROUP_ROWS
+# the 50k case's shape, at DuckDB's default groups of 122,880 rows, scaled to the index's
+PART = 59_947 * RG // 122_880  # a part-filled group
+COMING = 86_580 * RG // 122_880  # the new vectors
 
 
 def _append(con: duckdb.DuckDBPyConnection, start: int, count: int, model: str = "another-model") -> None:
@@ -81,17 +84,17 @@ def test_a_large_append_after_a_part_filled_group_lands_in_full_groups_and_loses
     vectors): the rows after the last full group are moved ahead of the new ones, so the
     checkpoint finds full groups and one last part-filled one, and merges nothing. Every
     vector is still there, under the same content hash, with the same bytes."""
-    index = _index_with_groups(tmp_path / "index.duckdb", RG, 59_947, 30)
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, PART, 30)
     try:
         before = _stored(index)
         with index.transaction() as con:
-            assert refill_last_group(con, "embeddings", 86_580) == 59_977
-            _append(con, RG + 59_977, 86_580)
+            assert refill_last_group(con, "embeddings", COMING) == PART + 30
+            _append(con, RG + PART + 30, COMING)
         index.checkpoint()
-        assert group_sizes(index.con, "embeddings") == [RG, RG, 59_977 + 86_580 - RG]
+        assert group_sizes(index.con, "embeddings") == [RG, RG, PART + 30 + COMING - RG]
         after = _stored(index)
-        assert before <= after and len(after) == len(before) + 86_580
-        assert index.scalar("SELECT count(*) FROM embeddings") == RG + 59_977 + 86_580
+        assert before <= after and len(after) == len(before) + COMING
+        assert index.scalar("SELECT count(*) FROM embeddings") == RG + PART + 30 + COMING
     finally:
         index.close()
 
@@ -100,13 +103,13 @@ def test_a_large_append_after_a_part_filled_group_lands_in_full_groups_and_loses
 def test_an_append_smaller_than_the_last_group_and_its_gap_moves_nothing(tmp_path: Path) -> None:
     """A few new vectors (a save's) after a half-filled group: nothing is moved, and the
     checkpoint does not merge that group with them either."""
-    index = _index_with_groups(tmp_path / "index.duckdb", RG, 59_947)
+    index = _index_with_groups(tmp_path / "index.duckdb", RG, PART)
     try:
         with index.transaction() as con:
             assert refill_last_group(con, "embeddings", 256) == 0
-            _append(con, RG + 59_947, 256)
+            _append(con, RG + PART, 256)
         index.checkpoint()
-        assert group_sizes(index.con, "embeddings") == [RG, 59_947, 256]
+        assert group_sizes(index.con, "embeddings") == [RG, PART, 256]
         with index.transaction() as con:  # a table of full groups only: nothing to move
             assert refill_last_group(con, "embeddings", 0) == 0
     finally:

@@ -43,7 +43,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import SyncStopped
-from vaultmind.index.connection import apply_settings, settings_of
+from vaultmind.index.connection import ROW_GROUP_ROWS, apply_settings, close_index, settings_of
 from vaultmind.model import Progress
 
 log = logging.getLogger(__name__)
@@ -90,7 +90,7 @@ class Waste:
 
 def waste(con: duckdb.DuckDBPyConnection, path: Path) -> Waste:
     """The measure of `path`'s waste, read through its open connection `con` (no row read)."""
-    cursor = con.execute("PRAGMA database_size")
+    cursor = con.execute("SELECT * FROM pragma_database_size() WHERE database_name = current_database()")
     names = [d[0] for d in cursor.description or ()]
     row = dict(zip(names, cursor.fetchone() or (), strict=False))
     block = int(row["block_size"])
@@ -177,7 +177,7 @@ def compact(
         apply_settings(con, settings)
         raise
     step(PHASE, len(tables), total)
-    con.close()  # its checkpoint: the WAL emptied and removed
+    close_index(con)  # its checkpoint: the WAL emptied and removed
     replaced = False
     try:
         if Path(f"{path}.wal").exists():  # a WAL left would be replayed on the copy: keep the old file
@@ -214,7 +214,7 @@ def _write_copy(con: duckdb.DuckDBPyConnection, copy: Path, tables: list[str], d
     """The schema (tables, indexes, sequences, views), then each table's rows, then a
     checkpoint of the copy; detached after."""
     source = _source(con)
-    con.execute(f"ATTACH '{_quoted(copy)}' AS {COPY_ALIAS}")
+    con.execute(f"ATTACH '{_quoted(copy)}' AS {COPY_ALIAS} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
     try:
         con.execute(f'COPY FROM DATABASE "{source}" TO {COPY_ALIAS} (SCHEMA)')
         for n, table in enumerate(tables):

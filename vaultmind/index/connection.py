@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Collection
 from contextlib import suppress
@@ -30,6 +31,14 @@ REOPEN_WAIT_S = 30.0
 # process once its call ends (`HeldMemory`: `vaultmind mcp`, whose first call, opening and
 # loading the index, takes 7-18 s at 10k notes on a loaded machine)
 HANDOVER_WAIT_S = 120.0
+# Rows of each row group of the index file (DuckDB's default is 122,880). A transaction holds
+# the row group each table is filling in memory until it is full and written; a whole-vault
+# load fills several tables at once, and at 50k notes the full default groups of `leaves` and
+# `admission` held together were its peak (~170 MiB). A group of 16,384 rows holds an eighth
+# of that. DuckDB does not keep the size in the file: each open sets it (`open_index`), and a
+# checkpoint under another size would merge the groups into groups of that size.
+ROW_GROUP_ROWS = 16_384
+INDEX_CATALOG = "vaultmind"  # the name the index file is attached under
 
 
 class _Absent:
@@ -81,9 +90,13 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
     try:
         while True:
             try:
-                con = duckdb.connect(str(path))
-                session(con)
-                con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+                con = open_index(path)
+                try:
+                    session(con)
+                    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+                except BaseException:
+                    close_index(con)
+                    raise
                 return con
             except duckdb.Error as exc:
                 if not is_lock_error(exc):
@@ -111,6 +124,87 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
         if asked is not None and wait_s > 0 and request_for_file(path) == asked:  # (another's, written since, stays)
             with suppress(OSError):
                 wanted_path(path).unlink()
+
+
+class _Database:
+    """An index file attached in this process (`open_index`): the connection it is attached
+    through, never handed out, and how many connections to it are open."""
+
+    def __init__(self, root: duckdb.DuckDBPyConnection):
+        self.root = root
+        self.open = 0
+
+
+_databases: dict[str, _Database] = {}  # by the file's absolute path
+_handed: dict[int, tuple[duckdb.DuckDBPyConnection, str]] = {}  # each open connection, its file's key
+_databases_lock = threading.Lock()
+
+
+def open_index(path: Path) -> duckdb.DuckDBPyConnection:
+    """A connection whose database is the index file, attached with its row group size
+    (`ROW_GROUP_ROWS`): `duckdb.connect(path)` cannot set it. As with `duckdb.connect`, the
+    file is attached once per process: a second open of it gets a connection of its own to
+    the same database (DuckDB refuses to attach a file twice), and the file is let go when
+    the last is closed (`close_index`). Spill files go beside the index, as they would for a
+    file opened by `duckdb.connect` (an in-memory database's go to the working directory)."""
+    key = str(path.absolute())
+    with _databases_lock:
+        database = _databases.get(key)
+        if database is None:
+            database = _Database(_attached(path))
+            _databases[key] = database
+        try:
+            con = database.root.cursor()
+            con.execute(f"USE {INDEX_CATALOG}")
+        except BaseException:
+            if database.open == 0:
+                del _databases[key]
+                database.root.close()
+            raise
+        database.open += 1
+        _handed[id(con)] = (con, key)
+    return con
+
+
+def other_connection(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Another connection to the database of `con`, with a transaction of its own, on the same
+    catalog: a bare `cursor()` of an index's connection starts on the process's in-memory one."""
+    (catalog,) = con.execute("SELECT current_database()").fetchone() or ("memory",)
+    other = con.cursor()
+    other.execute(f'USE "{catalog}"')
+    return other
+
+
+def _attached(path: Path) -> duckdb.DuckDBPyConnection:
+    root = duckdb.connect(":memory:")
+    try:
+        root.execute(f"ATTACH '{quoted(path)}' AS {INDEX_CATALOG} (ROW_GROUP_SIZE {ROW_GROUP_ROWS})")
+        root.execute(f"SET temp_directory = '{quoted(Path(f'{path}.tmp'))}'")
+    except BaseException:
+        root.close()
+        raise
+    return root
+
+
+def close_index(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection to the index (any: one `open_index` gave, or an in-memory one); the
+    last one open to a file detaches it, which checkpoints it and lets the file go."""
+    with _databases_lock:
+        _, key = _handed.pop(id(con), (con, ""))
+        try:
+            con.close()
+        finally:
+            database = _databases.get(key)
+            if database is not None:
+                database.open -= 1
+                if database.open == 0:
+                    del _databases[key]
+                    database.root.close()
+
+
+def quoted(path: Path) -> str:
+    """`path` inside a single-quoted SQL string."""
+    return str(path).replace("'", "''")
 
 
 def wanted_path(path: Path) -> Path:

@@ -71,7 +71,9 @@ def check_length(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     off the end of its file yet still counts them, so an index that held many rows and then
     few is shorter than that count. Only then is the last block in use looked up (0.15 s at
     50k notes), and the file taken for one cut short when it ends before that block does."""
-    row = con.execute("SELECT block_size, total_blocks FROM pragma_database_size()").fetchone()
+    row = con.execute(
+        "SELECT block_size, total_blocks FROM pragma_database_size() WHERE database_name = current_database()"
+    ).fetchone()
     if row is None:
         return
     block_size, size = int(row[0]), path.stat().st_size

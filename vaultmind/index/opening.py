@@ -20,7 +20,7 @@ import duckdb
 
 from vaultmind.errors import IndexBusy, index_access_error
 from vaultmind.index.compact import remove_stale_copy
-from vaultmind.index.connection import connect, is_lock_error, session
+from vaultmind.index.connection import close_index, connect, is_lock_error, session
 from vaultmind.index.damage import TruncatedIndex, check_length, interrupted
 from vaultmind.index.migrate import create_suspended_indexes, migrate, migrations_compatible
 from vaultmind.index.quarantine import fresh_index
@@ -49,7 +49,7 @@ def open_file(path: Path, progress: Progress | None = None) -> tuple[duckdb.Duck
         if not had_wal:
             check_length(con, path)
         if not migrations_compatible(con):
-            con.close()
+            close_index(con)
             fresh = fresh_index(path, "index was written by an incompatible version")
             return fresh.con, fresh.notice
         migrate(con, progress)
@@ -59,7 +59,7 @@ def open_file(path: Path, progress: Progress | None = None) -> tuple[duckdb.Duck
     except BaseException as exc:
         if opened is not None:  # before the file moves: a connect to its path would reuse this one
             with suppress(duckdb.Error):
-                opened.close()
+                close_index(opened)
         if isinstance(exc, IndexBusy) or not isinstance(exc, (duckdb.Error, OSError, TruncatedIndex)):
             raise
         if interrupted(exc):  # Ctrl-C stopped the open (an upgrade, say): the file is sound

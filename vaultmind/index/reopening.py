@@ -23,7 +23,7 @@ from typing import NoReturn
 import duckdb
 
 from vaultmind.errors import IndexBusy, IndexUnavailable
-from vaultmind.index.connection import REOPEN_WAIT_S, reconnect, settings_of
+from vaultmind.index.connection import REOPEN_WAIT_S, close_index, reconnect, settings_of
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class Reconnecting:
             return
         with self.lock:
             settings = settings_of(self.con)
-            self.con.close()
+            close_index(self.con)
             self._reopen(settings)
 
     def _reopen(self, settings: dict[str, str]) -> None:

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING
 
 import duckdb
 
+from vaultmind.index.connection import ROW_GROUP_ROWS
+
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
 
 log = logging.getLogger(__name__)
 
-ROW_GROUP_ROWS = 122_880  # DuckDB's row group size (its default, which the index keeps)
-MOVE_ROWS = 16_384  # rows moved per statement (`move_rows`)
+MOVE_ROWS = ROW_GROUP_ROWS // 2  # rows moved per statement (`move_rows`)
 
 
 def group_sizes(con: duckdb.DuckDBPyConnection, table: str) -> list[int]:

@@ -28,6 +28,7 @@ import duckdb
 from vaultmind.errors import IndexCorrupt, chain
 from vaultmind.index.allocator import prompt_purge, release_freed_memory
 from vaultmind.index.compact import Compacted, compact
+from vaultmind.index.connection import ROW_GROUP_ROWS, close_index
 from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
@@ -48,9 +49,9 @@ EVICT_MARGIN = 2**20  # inside a bulk load: above what is held beyond the cache 
 SMALL_POOL_HEADROOM = 8 * 2**20
 DEFERRED_CHECKPOINT = "1TB"  # WAL size that makes a commit checkpoint, while a sync checkpoints itself
 # Rows appended to one table by one transaction from which DuckDB may have written a row group
-# to the file before the commit (its row groups hold 122,880 rows; kept below that, as the
-# sizes compared are estimates). See `Index.transaction`.
-ROW_GROUP_WRITE_ROWS = 100_000
+# to the file before the commit (a row group's `ROW_GROUP_ROWS`; kept below that, as the sizes
+# compared are estimates). See `Index.transaction`.
+ROW_GROUP_WRITE_ROWS = ROW_GROUP_ROWS * 13 // 16
 
 # Tables a whole-vault load fills with rows per note and per leaf. Their lookup indexes are
 # dropped for such a load and created again after it (`Index.suspend_indexes`): keeping an ART
@@ -120,7 +121,7 @@ class Index(Reconnecting):
                 if self.path is not None:
                     self.con.execute("CHECKPOINT")
             finally:
-                self.con.close()
+                close_index(self.con)
 
     def compact(self, progress: Progress | None = None, stopping: threading.Event | None = None) -> Compacted:
         """The file copied into a new one put in its place (`compact`): the space churn left
@@ -245,7 +246,7 @@ class Index(Reconnecting):
             self._handled.append(exc)
             del self._handled[:-4]  # a few: only the error being raised through nested guards matters
             with suppress(duckdb.Error):
-                self._con.close()
+                close_index(self._con)
             log.error("the %s (%s): %s; moving it aside", why, self.path, first_line(exc))
             self.con, self.quarantined, moved, kept = fresh_index(self.path, f"{why} ({first_line(exc)})")
             self._bulk = False
