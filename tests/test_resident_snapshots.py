@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.snapshot_file import (
@@ -23,6 +24,7 @@ from vaultmind.index.snapshot_file import (
     load_arrays,
     save_arrays,
 )
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
@@ -200,3 +202,40 @@ def test_vectors_loaded_while_there_were_none_take_the_first_ones_a_save_adds(va
             assert f"notes/n{round_}.md" in {hit["note_path"] for hit in hits}
             assert memory.vectors.mean_direction() is not None
         (vault / f"notes/n{round_}.md").unlink()
+
+
+_ADDRESSED = 'to="Bob <bob@example.com>; Carol <carol@example.com>" cc="Dan <dan@example.com>"'  # as `_letter` writes it
+
+
+def _letter(vault: Path, to: tuple[str, ...], cc: tuple[str, ...]) -> None:
+    mail = SourceMeta("email", "mbox:alice/inbox", "mbox/alice/inbox", "Budget")
+    letter = Message("<x1@example.com>", "Alice <alice@example.com>", "2024-03-05T10:00:00Z",
+                     "The otter budget review moves to Friday.", subject="Budget", to=to, cc=cc)  # fmt: skip
+    write(vault, "sources/email/b.md", render_source_note(mail, [letter]))
+
+
+def _loaded_rows(vault: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every leaf's row as a process's resident leaves hold it, and as the index holds it."""
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync(changes_only=True)
+        with memory.index.lock:
+            table = memory.index.con.execute(LEAF_META_SQL).to_arrow_table()
+        expected = {row["id"]: row for row in table.to_pylist()}
+        return memory.leaves.rows(list(expected)), expected
+
+
+def test_an_address_moved_between_to_and_cc_is_not_read_from_the_snapshot(vault: Path) -> None:
+    """A message whose text stays while an address moves from its To to its Cc changes only
+    the leaf's two address lists; DuckDB's `hash()` of two lists side by side is that of their
+    elements in a row (["b", "c"], ["d"] hashes as ["b"], ["c", "d"]), so a key of them as
+    they are did not change, and the next load showed the old addresses."""
+    (vault / ".vaultmind").mkdir()
+    _letter(vault, ("Bob <bob@example.com>", "Carol <carol@example.com>"), ("Dan <dan@example.com>",))
+    held, expected = _loaded_rows(vault)
+    assert held == expected and (vault / ".vaultmind" / LEAVES_SNAPSHOT).is_file()
+    note = vault / "sources/email/b.md"  # the address moved by hand, in Obsidian: the front matter stays
+    moved = 'to="Bob <bob@example.com>" cc="Carol <carol@example.com>; Dan <dan@example.com>"'
+    note.write_text(note.read_text(encoding="utf-8").replace(_ADDRESSED, moved), encoding="utf-8")
+    held, expected = _loaded_rows(vault)
+    assert [row["mail_cc"] for row in expected.values() if row["mail_cc"]] == [["Carol <carol@example.com>", "Dan <dan@example.com>"]]
+    assert held == expected
