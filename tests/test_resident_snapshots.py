@@ -19,6 +19,8 @@ from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.snapshot_file import (
     LEAVES_SNAPSHOT,
+    POSTINGS_SNAPSHOT,
+    SNAPSHOTS,
     VECTORS_SNAPSHOT,
     FileBytes,
     load_arrays,
@@ -239,3 +241,24 @@ def test_an_address_moved_between_to_and_cc_is_not_read_from_the_snapshot(vault:
     held, expected = _loaded_rows(vault)
     assert [row["mail_cc"] for row in expected.values() if row["mail_cc"]] == [["Carol <carol@example.com>", "Dan <dan@example.com>"]]
     assert held == expected
+
+
+def test_a_part_file_a_killed_writer_left_goes_with_the_next_write(vault: Path) -> None:
+    """A process killed while it wrote a snapshot leaves its part file (`<name>.<pid>.part`, as
+    large as the snapshot); the next write deletes it, and the one name all writers once
+    shared, but not the part file of a writer still running."""
+    (vault / ".vaultmind").mkdir()
+    _notes(vault)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    folder = vault / ".vaultmind"
+    with subprocess.Popen(["sleep", "60"]) as running:
+        try:
+            left = [folder / f"{name}.{gone.stdout.strip()}.part" for name in SNAPSHOTS] + [folder / f"{POSTINGS_SNAPSHOT}.part"]
+            writing = folder / f"{LEAVES_SNAPSHOT}.{running.pid}.part"
+            for part in [*left, writing]:
+                part.write_bytes(b"\0" * 4096)
+            _answers(vault)  # loads from the index: every snapshot written
+            assert all((folder / name).is_file() for name in SNAPSHOTS)
+            assert [part.name for part in left if part.exists()] == [] and writing.exists()
+        finally:
+            running.kill()

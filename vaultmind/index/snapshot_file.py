@@ -14,6 +14,8 @@ key, each array's name, type, shape and place), then the arrays' bytes, each at 
 
 from __future__ import annotations
 
+import contextlib
+import glob
 import json
 import logging
 import os
@@ -81,6 +83,7 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     places = [_place(name, array, offset) for (name, array), offset in zip(arrays.items(), offsets, strict=True)]
     header = json.dumps({"key": key, "arrays": places}).encode()
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    _remove_leftovers(path)
     try:
         with part.open("wb") as out:
             out.write(magic + len(header).to_bytes(8, "little") + header)
@@ -96,6 +99,19 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     except OSError:
         part.unlink(missing_ok=True)  # a full disk: no half-written file left behind
         raise
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Delete the part files of `path` whose writer is gone: a process killed while it wrote
+    one (SIGKILL, a power cut) left it, as large as the snapshot, and no later write would
+    take it (each writes under its own pid). Also the one name every writer shared before."""
+    from vaultmind.client import alive
+
+    for part in path.parent.glob(f"{glob.escape(path.name)}.*part"):
+        writer = part.name[len(path.name) + 1 : -len(".part")]
+        if part.name == f"{path.name}.part" or (writer.isdigit() and not alive(int(writer))):
+            with contextlib.suppress(OSError):
+                part.unlink()
 
 
 def _place(name: str, array: npt.NDArray[Any] | FileBytes, offset: int) -> dict[str, Any]:
