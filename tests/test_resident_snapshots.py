@@ -5,6 +5,7 @@ damaged one, and answers exactly as a load from the index does."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from vaultmind.index.snapshot_file import (
     SNAPSHOTS,
     VECTORS_SNAPSHOT,
     FileBytes,
+    copy_bytes,
     load_arrays,
     save_arrays,
 )
@@ -262,3 +264,21 @@ def test_a_part_file_a_killed_writer_left_goes_with_the_next_write(vault: Path) 
             assert [part.name for part in left if part.exists()] == [] and writing.exists()
         finally:
             running.kill()
+
+
+def test_bytes_are_copied_where_the_system_does_not_copy_them_file_to_file(tmp_path: Path) -> None:
+    """`copy_file_range` fails between two file systems (EXDEV; ENOSYS in some sandboxes,
+    EOPNOTSUPP on some file systems): the bytes are then copied through a buffer, and the
+    snapshot is still written and read."""
+    shared = Path("/dev/shm")
+    if not shared.is_dir() or shared.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs a second file system (/dev/shm)")
+    data = bytes(range(256)) * 300
+    source = shared / f"vaultmind-test-{os.getpid()}.bin"
+    try:
+        source.write_bytes(data)
+        with source.open("rb") as f, (tmp_path / "copy.bin").open("w+b") as out:
+            copy_bytes(FileBytes(f.fileno(), 7, len(data) - 7), out.fileno(), 3)
+        assert (tmp_path / "copy.bin").read_bytes() == b"\0" * 3 + data[7:]
+    finally:
+        source.unlink(missing_ok=True)

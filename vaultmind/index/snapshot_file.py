@@ -15,6 +15,7 @@ key, each array's name, type, shape and place), then the arrays' bytes, each at 
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import json
 import logging
@@ -55,20 +56,35 @@ class FileBytes:
 Copier = Callable[[FileBytes], None]  # takes an array's bytes as they lie in a snapshot (`load_arrays`)
 
 
+# what `copy_file_range` fails with where the system, the file system or a sandbox's filter
+# does not copy these two files in the kernel (other errors, a full disk, are the copy's own)
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.EPERM}
+
+
 def copy_bytes(source: FileBytes, fd: int, offset: int) -> None:
     """Copy `source` into the file `fd` at `offset`, file to file (`copy_file_range` where the
-    system has it, else through a small buffer)."""
+    system has it and copies these files, else through a buffer of `_STEP` bytes)."""
     done = 0
+    kernel = hasattr(os, "copy_file_range")
     while done < source.size:
-        size = min(source.size - done, 1 << 24)
-        if hasattr(os, "copy_file_range"):
-            moved = os.copy_file_range(source.fd, fd, size, source.offset + done, offset + done)
-        else:
+        size = min(source.size - done, _STEP)
+        moved = 0
+        if kernel:
+            try:
+                moved = os.copy_file_range(source.fd, fd, size, source.offset + done, offset + done)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    raise
+                kernel = False
+        if not kernel:
             data = os.pread(source.fd, size, source.offset + done)
             moved = os.pwrite(fd, data, offset + done) if data else 0
         if moved <= 0:
             raise OSError(f"a copy of {source.size} bytes ended {source.size - done} bytes short")
         done += moved
+
+
+_STEP = 1 << 24
 
 
 def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDArray[Any] | FileBytes]) -> None:
