@@ -5,6 +5,7 @@ damaged one, and answers exactly as a load from the index does."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -282,3 +283,32 @@ def test_bytes_are_copied_where_the_system_does_not_copy_them_file_to_file(tmp_p
         assert (tmp_path / "copy.bin").read_bytes() == b"\0" * 3 + data[7:]
     finally:
         source.unlink(missing_ok=True)
+
+
+def test_a_snapshot_a_machine_of_the_other_byte_order_wrote_reads_the_same(vault: Path, quantized: bool) -> None:
+    """A vault copied from a big-endian machine brings snapshots whose arrays say so (their
+    types are `>i8`, `>f4`, …): read here they hold the same values, times included (a time
+    column taken as this machine's `datetime64` from the other order's bytes was garbage)."""
+    write(vault, "notes/dated.md", "---\ndate: 2024-03-04\n---\n# Dated\n\nThe otter budget, on a day.\n")
+    _notes(vault)
+    first = _answers(vault)
+    for path in _snapshots(vault):
+        data = path.read_bytes()
+        magic = data[: data.index(b"\n") + 1]
+        size = int.from_bytes(data[len(magic) : len(magic) + 8], "little")
+        key = json.loads(data[len(magic) + 8 : len(magic) + 8 + size])["key"]
+        arrays = load_arrays(path, magic, key, "test")
+        assert arrays is not None
+        swapped = {k: a.byteswap().view(a.dtype.newbyteorder(">")) if a.dtype.byteorder == "=" else a for k, a in arrays.items()}
+        assert any(a.dtype.byteorder == ">" for a in swapped.values())
+        save_arrays(path, magic, key, swapped)  # as a big-endian machine writes its arrays
+    with Memory.open(load_config(vault)) as memory:
+        taken = ResidentLeaves(memory.index)  # from the snapshot
+        ids = sorted(leaf for found in taken.of_notes(["notes/dated.md", "notes/n1.md"]).values() for leaf in found)
+        rows, first_time = taken.rows(ids), taken.first_time()
+        for path in _snapshots(vault):
+            path.unlink()
+        fresh = ResidentLeaves(memory.index)  # from the index
+        assert first_time is not None and first_time == fresh.first_time()
+        assert rows == fresh.rows(ids)
+    assert _answers(vault) == first

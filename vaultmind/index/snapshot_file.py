@@ -9,7 +9,8 @@ costs one slower load.
 
 The layout: a magic line, a JSON header's length (8 bytes, little-endian) and the header (the
 key, each array's name, type, shape and place), then the arrays' bytes, each at a multiple of
-`ALIGN` from the end of the header.
+`ALIGN` from the end of the header. Each array's type says its byte order: a file a machine
+of the other order wrote reads the same here (turned into this machine's order as it is read).
 """
 
 from __future__ import annotations
@@ -167,6 +168,8 @@ def load_arrays(
                 array = np.fromfile(f, dtype=np.dtype(place["dtype"]), count=count)
                 if len(array) != count:
                     raise ValueError("the file ends early")
+                if not array.dtype.isnative:  # written by a machine of the other byte order (a copied vault)
+                    array = array.astype(array.dtype.newbyteorder("="))
                 arrays[str(place["name"])] = array.reshape(place["shape"]) if "shape" in place else array
             if copiers and not set(copiers) <= {str(place["name"]) for place in header["arrays"]}:
                 raise ValueError("an array is missing")
