@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.index import snapshot_file
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -312,3 +314,16 @@ def test_a_snapshot_a_machine_of_the_other_byte_order_wrote_reads_the_same(vault
         assert first_time is not None and first_time == fresh.first_time()
         assert rows == fresh.rows(ids)
     assert _answers(vault) == first
+
+
+def test_no_snapshot_takes_the_room_the_index_needs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a disk that a snapshot would leave with less than `KEEP_FREE_BYTES` free, none is
+    written (the index's next write, a checkpoint, a rebuild need that room), and questions
+    are answered as with them, from the index."""
+    _notes(vault)
+    with_snapshots = _answers(vault)
+    for name in SNAPSHOTS:
+        (vault / ".vaultmind" / name).unlink()
+    monkeypatch.setattr(snapshot_file, "KEEP_FREE_BYTES", shutil.disk_usage(vault).free + (1 << 30), raising=False)
+    assert _answers(vault) == with_snapshots
+    assert not [path.name for path in (vault / ".vaultmind").iterdir() if "resident-" in path.name]

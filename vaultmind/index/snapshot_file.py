@@ -21,6 +21,7 @@ import glob
 import json
 import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,7 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 ALIGN = 64
+KEEP_FREE_BYTES = 1 << 30  # left free on the index's disk: a snapshot that would take it is not written
 
 # the snapshots beside the index file, by what they hold (`leaf_postings`, `leaf_snapshot`, `vector_snapshot`)
 POSTINGS_SNAPSHOT = "resident-postings.bin"
@@ -101,6 +103,7 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     header = json.dumps({"key": key, "arrays": places}).encode()
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
     _remove_leftovers(path)
+    _check_room(path, len(header) + at + 2 * ALIGN)
     try:
         with part.open("wb") as out:
             out.write(magic + len(header).to_bytes(8, "little") + header)
@@ -116,6 +119,21 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     except OSError:
         part.unlink(missing_ok=True)  # a full disk: no half-written file left behind
         raise
+
+
+def _check_room(path: Path, size: int) -> None:
+    """Refuse (OSError, ENOSPC) a snapshot of `size` bytes that would leave less than
+    `KEEP_FREE_BYTES` free on the index's disk, counting the old one it replaces: a cache
+    must not take the room the index's own writes, a checkpoint or a rebuild, need."""
+    with contextlib.suppress(FileNotFoundError):
+        size -= path.stat().st_size
+    free = shutil.disk_usage(path.parent).free
+    if free - size < KEEP_FREE_BYTES:
+        raise OSError(
+            errno.ENOSPC,
+            f"not written: it would leave {max(free - size, 0) / 1e6:,.0f} MB free, under the "
+            f"{KEEP_FREE_BYTES / 1e6:,.0f} MB kept for the index",
+        )
 
 
 def _remove_leftovers(path: Path) -> None:
