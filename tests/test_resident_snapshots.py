@@ -18,7 +18,7 @@ import pytest
 
 from vaultmind.cli.output import print_status
 from vaultmind.config import load_config
-from vaultmind.index import snapshot_file
+from vaultmind.index import resident_vectors, snapshot_file
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -342,3 +342,26 @@ def test_status_says_the_size_of_the_snapshots(vault: Path, capsys: pytest.Captu
     size = sum((vault / ".vaultmind" / name).stat().st_size for name in SNAPSHOTS)
     assert index["snapshot_bytes"] == size > 0
     assert f"snapshots {size / 1e6:.1f} MB;" in capsys.readouterr().out
+
+
+def test_clustered_vectors_neither_key_nor_keep_a_snapshot(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vectors clustered into a scratch file (from `CLUSTER_FROM`: a vault of ~21k notes or
+    more) have no snapshot: their load does not work out its key (~0.2 s at 50k notes, every
+    load, for nothing), and deletes the snapshot taken while they were fewer (never to match)."""
+    _notes(vault)
+    _answers(vault)
+    assert (vault / ".vaultmind" / VECTORS_SNAPSHOT).is_file()  # taken while the vectors were few
+    monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
+    monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 8)
+    keyed: list[str] = []
+    key_of = resident_vectors.vectors_key
+
+    def counted(*args: Any) -> str:
+        keyed.append(key := key_of(*args))
+        return key
+
+    monkeypatch.setattr(resident_vectors, "vectors_key", counted)
+    for _ in range(2):
+        assert all(_answers(vault))  # (clustered int8 rows: not the float32 scores of `first`)
+        assert not (vault / ".vaultmind" / VECTORS_SNAPSHOT).exists()
+    assert len(keyed) == 1  # the first load, which found the old snapshot: not again
