@@ -5,6 +5,9 @@ damaged one, and answers exactly as a load from the index does."""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,16 +16,23 @@ from typing import Any
 import numpy as np
 import pytest
 
+from vaultmind.cli.output import print_status
 from vaultmind.config import load_config
+from vaultmind.index import resident_vectors, snapshot_file
+from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
 from vaultmind.index.snapshot_file import (
     LEAVES_SNAPSHOT,
+    POSTINGS_SNAPSHOT,
+    SNAPSHOTS,
     VECTORS_SNAPSHOT,
     FileBytes,
+    copy_bytes,
     load_arrays,
     save_arrays,
 )
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 
 from .conftest import write
@@ -200,3 +210,158 @@ def test_vectors_loaded_while_there_were_none_take_the_first_ones_a_save_adds(va
             assert f"notes/n{round_}.md" in {hit["note_path"] for hit in hits}
             assert memory.vectors.mean_direction() is not None
         (vault / f"notes/n{round_}.md").unlink()
+
+
+_ADDRESSED = 'to="Bob <bob@example.com>; Carol <carol@example.com>" cc="Dan <dan@example.com>"'  # as `_letter` writes it
+
+
+def _letter(vault: Path, to: tuple[str, ...], cc: tuple[str, ...]) -> None:
+    mail = SourceMeta("email", "mbox:alice/inbox", "mbox/alice/inbox", "Budget")
+    letter = Message("<x1@example.com>", "Alice <alice@example.com>", "2024-03-05T10:00:00Z",
+                     "The otter budget review moves to Friday.", subject="Budget", to=to, cc=cc)  # fmt: skip
+    write(vault, "sources/email/b.md", render_source_note(mail, [letter]))
+
+
+def _loaded_rows(vault: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every leaf's row as a process's resident leaves hold it, and as the index holds it."""
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync(changes_only=True)
+        with memory.index.lock:
+            table = memory.index.con.execute(LEAF_META_SQL).to_arrow_table()
+        expected = {row["id"]: row for row in table.to_pylist()}
+        return memory.leaves.rows(list(expected)), expected
+
+
+def test_an_address_moved_between_to_and_cc_is_not_read_from_the_snapshot(vault: Path) -> None:
+    """A message whose text stays while an address moves from its To to its Cc changes only
+    the leaf's two address lists; DuckDB's `hash()` of two lists side by side is that of their
+    elements in a row (["b", "c"], ["d"] hashes as ["b"], ["c", "d"]), so a key of them as
+    they are did not change, and the next load showed the old addresses."""
+    (vault / ".vaultmind").mkdir()
+    _letter(vault, ("Bob <bob@example.com>", "Carol <carol@example.com>"), ("Dan <dan@example.com>",))
+    held, expected = _loaded_rows(vault)
+    assert held == expected and (vault / ".vaultmind" / LEAVES_SNAPSHOT).is_file()
+    note = vault / "sources/email/b.md"  # the address moved by hand, in Obsidian: the front matter stays
+    moved = 'to="Bob <bob@example.com>" cc="Carol <carol@example.com>; Dan <dan@example.com>"'
+    note.write_text(note.read_text(encoding="utf-8").replace(_ADDRESSED, moved), encoding="utf-8")
+    held, expected = _loaded_rows(vault)
+    assert [row["mail_cc"] for row in expected.values() if row["mail_cc"]] == [["Carol <carol@example.com>", "Dan <dan@example.com>"]]
+    assert held == expected
+
+
+def test_a_part_file_a_killed_writer_left_goes_with_the_next_write(vault: Path) -> None:
+    """A process killed while it wrote a snapshot leaves its part file (`<name>.<pid>.part`, as
+    large as the snapshot); the next write deletes it, and the one name all writers once
+    shared, but not the part file of a writer still running."""
+    (vault / ".vaultmind").mkdir()
+    _notes(vault)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    folder = vault / ".vaultmind"
+    with subprocess.Popen(["sleep", "60"]) as running:
+        try:
+            left = [folder / f"{name}.{gone.stdout.strip()}.part" for name in SNAPSHOTS] + [folder / f"{POSTINGS_SNAPSHOT}.part"]
+            writing = folder / f"{LEAVES_SNAPSHOT}.{running.pid}.part"
+            for part in [*left, writing]:
+                part.write_bytes(b"\0" * 4096)
+            _answers(vault)  # loads from the index: every snapshot written
+            assert all((folder / name).is_file() for name in SNAPSHOTS)
+            assert [part.name for part in left if part.exists()] == [] and writing.exists()
+        finally:
+            running.kill()
+
+
+def test_bytes_are_copied_where_the_system_does_not_copy_them_file_to_file(tmp_path: Path) -> None:
+    """`copy_file_range` fails between two file systems (EXDEV; ENOSYS in some sandboxes,
+    EOPNOTSUPP on some file systems): the bytes are then copied through a buffer, and the
+    snapshot is still written and read."""
+    shared = Path("/dev/shm")
+    if not shared.is_dir() or shared.stat().st_dev == tmp_path.stat().st_dev:
+        pytest.skip("needs a second file system (/dev/shm)")
+    data = bytes(range(256)) * 300
+    source = shared / f"vaultmind-test-{os.getpid()}.bin"
+    try:
+        source.write_bytes(data)
+        with source.open("rb") as f, (tmp_path / "copy.bin").open("w+b") as out:
+            copy_bytes(FileBytes(f.fileno(), 7, len(data) - 7), out.fileno(), 3)
+        assert (tmp_path / "copy.bin").read_bytes() == b"\0" * 3 + data[7:]
+    finally:
+        source.unlink(missing_ok=True)
+
+
+def test_a_snapshot_a_machine_of_the_other_byte_order_wrote_reads_the_same(vault: Path, quantized: bool) -> None:
+    """A vault copied from a big-endian machine brings snapshots whose arrays say so (their
+    types are `>i8`, `>f4`, …): read here they hold the same values, times included (a time
+    column taken as this machine's `datetime64` from the other order's bytes was garbage)."""
+    write(vault, "notes/dated.md", "---\ndate: 2024-03-04\n---\n# Dated\n\nThe otter budget, on a day.\n")
+    _notes(vault)
+    first = _answers(vault)
+    for path in _snapshots(vault):
+        data = path.read_bytes()
+        magic = data[: data.index(b"\n") + 1]
+        size = int.from_bytes(data[len(magic) : len(magic) + 8], "little")
+        key = json.loads(data[len(magic) + 8 : len(magic) + 8 + size])["key"]
+        arrays = load_arrays(path, magic, key, "test")
+        assert arrays is not None
+        swapped = {k: a.byteswap().view(a.dtype.newbyteorder(">")) if a.dtype.byteorder == "=" else a for k, a in arrays.items()}
+        assert any(a.dtype.byteorder == ">" for a in swapped.values())
+        save_arrays(path, magic, key, swapped)  # as a big-endian machine writes its arrays
+    with Memory.open(load_config(vault)) as memory:
+        taken = ResidentLeaves(memory.index)  # from the snapshot
+        ids = sorted(leaf for found in taken.of_notes(["notes/dated.md", "notes/n1.md"]).values() for leaf in found)
+        rows, first_time = taken.rows(ids), taken.first_time()
+        for path in _snapshots(vault):
+            path.unlink()
+        fresh = ResidentLeaves(memory.index)  # from the index
+        assert first_time is not None and first_time == fresh.first_time()
+        assert rows == fresh.rows(ids)
+    assert _answers(vault) == first
+
+
+def test_no_snapshot_takes_the_room_the_index_needs(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a disk that a snapshot would leave with less than `KEEP_FREE_BYTES` free, none is
+    written (the index's next write, a checkpoint, a rebuild need that room), and questions
+    are answered as with them, from the index."""
+    _notes(vault)
+    with_snapshots = _answers(vault)
+    for name in SNAPSHOTS:
+        (vault / ".vaultmind" / name).unlink()
+    monkeypatch.setattr(snapshot_file, "KEEP_FREE_BYTES", shutil.disk_usage(vault).free + (1 << 30), raising=False)
+    assert _answers(vault) == with_snapshots
+    assert not [path.name for path in (vault / ".vaultmind").iterdir() if "resident-" in path.name]
+
+
+def test_status_says_the_size_of_the_snapshots(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`status --json` says the snapshots' size beside the index's, and so does `vaultmind
+    status`: they take about as much disk again as the index (~0.4 GB at 50k notes, whose
+    vectors, clustered, have none)."""
+    _notes(vault)
+    _answers(vault)
+    with Memory.open(load_config(vault)) as memory:
+        index = memory.status()["index"]
+        print_status(memory.status())
+    size = sum((vault / ".vaultmind" / name).stat().st_size for name in SNAPSHOTS)
+    assert index["snapshot_bytes"] == size > 0
+    assert f"snapshots {size / 1e6:.1f} MB;" in capsys.readouterr().out
+
+
+def test_clustered_vectors_neither_key_nor_keep_a_snapshot(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Vectors clustered into a scratch file (from `CLUSTER_FROM`: a vault of ~21k notes or
+    more) have no snapshot: their load does not work out its key (~0.2 s at 50k notes, every
+    load, for nothing), and deletes the snapshot taken while they were fewer (never to match)."""
+    _notes(vault)
+    _answers(vault)
+    assert (vault / ".vaultmind" / VECTORS_SNAPSHOT).is_file()  # taken while the vectors were few
+    monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
+    monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 8)
+    keyed: list[str] = []
+    key_of = resident_vectors.vectors_key
+
+    def counted(*args: Any) -> str:
+        keyed.append(key := key_of(*args))
+        return key
+
+    monkeypatch.setattr(resident_vectors, "vectors_key", counted)
+    for _ in range(2):
+        assert all(_answers(vault))  # (clustered int8 rows: not the float32 scores of `first`)
+        assert not (vault / ".vaultmind" / VECTORS_SNAPSHOT).exists()
+    assert len(keyed) == 1  # the first load, which found the old snapshot: not again

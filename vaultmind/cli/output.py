@@ -179,7 +179,8 @@ def print_status(status: dict[str, Any]) -> None:
         if engine.get("message") and shown:  # why (a misspelt model…), or which package serves the model named
             print(safe(f"        {engine['message']}"))
     schema = f"{index['migrations']} migrations, the last {index['migration']}" if index.get("migration") else "no migration"
-    print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB; schema: {schema})")
+    snapshots = f", snapshots {index['snapshot_bytes'] / 1e6:.1f} MB" if index.get("snapshot_bytes") else ""
+    print(f"index   {index['health']} ({index['bytes'] / 1e6:.1f} MB{snapshots}; schema: {schema})")
     if index.get("notice"):
         print(f"        {index['notice']}")
     if status.get("queue"):

@@ -50,14 +50,27 @@ def leaves_key(con: Any) -> str:
     content hash, the SHA-256 of the text: hashing the texts themselves took ~0.5 s at 10k
     notes) and the columns of every note its rows take, as a count and a sum of hashes per
     table (order free, read by DuckDB); the last migration and vaultmind's version."""
-    fields = ", ".join(name for name in LEAF_FIELDS if name != "text")
-    leaves = con.execute(f"SELECT count(*), sum(hash({fields})) FROM leaves").fetchone()
-    notes = con.execute(
-        "SELECT count(*), sum(hash(path, kind, title, source_id, frontmatter, source_kind)) FROM notes"
-    ).fetchone()
+    fields = [name for name in LEAF_FIELDS if name != "text"]
+    leaves = con.execute(f"SELECT count(*), sum({_row_hash(con, 'leaves', fields)}) FROM leaves").fetchone()
+    note_fields = ["path", "kind", "title", "source_id", "frontmatter", "source_kind"]
+    notes = con.execute(f"SELECT count(*), sum({_row_hash(con, 'notes', note_fields)}) FROM notes").fetchone()
     last = con.execute("SELECT max(name) FROM migrations").fetchone()
     text = f"{_FORMAT}|{__version__}|{last}|{leaves}|{notes}"
     return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+
+
+def _row_hash(con: Any, table: str, fields: list[str]) -> str:
+    """The SQL of one `hash()` of `fields` of a row of `table`, each list column as its JSON
+    text: DuckDB hashes a list as its elements one after another, so two lists side by side
+    hashed as they are (a message's To and Cc) hash the same when an element moves from one to
+    the other (["b", "c"], ["d"] as ["b"], ["c", "d"]), and a null list as an empty one."""
+    lists = {
+        str(name)
+        for (name,) in con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ? AND data_type LIKE '%[]'", [table]
+        ).fetchall()
+    }
+    return "hash(" + ", ".join(f"to_json({name})" if name in lists else name for name in fields) + ")"
 
 
 def save_leaves(path: Path, key: str, held: HeldLeaves, store: LeafRowStore) -> None:

@@ -5,6 +5,7 @@ and above it an inverted file over int8 rows kept in a scratch file in cluster o
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -87,10 +88,11 @@ class ResidentVectors(VectorRows):
         """The vectors of the leaves: as the snapshot beside the index holds them when it was
         taken of the same vectors (`vector_snapshot`), else from the index, and then, once
         prepared, a snapshot taken (`_prepare`). A load for other than the usual form
-        (`quantize`, no `scratch`) is never taken from or kept in a snapshot."""
+        (`quantize`, no `scratch`), or of rows to be clustered, is never taken from or kept in
+        a snapshot."""
         path = self._snapshot_path
         key = None
-        if quantize is None and scratch and path is not None:
+        if quantize is None and scratch and path is not None and self._may_keep(path):
             with self.index.lock:
                 key = vectors_key(self.index.con, self.model_id, self._snapshot_settings)
             held = load_vectors(path, key)
@@ -462,6 +464,15 @@ class ResidentVectors(VectorRows):
         """What shapes the prepared rows besides the stored vectors (tests lower the thresholds)."""
         return (self._quantize_from, self.CLUSTER_FROM, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK, FirstPass.COLUMNS)
 
+    def _may_keep(self, path: Path) -> bool:
+        """Whether a load may read or take a snapshot: one is there, or the leaves are fewer
+        than `CLUSTER_FROM` (more are clustered, and their key, ~0.2 s at 50k notes, would be
+        worked out at every load for nothing)."""
+        if path.exists():
+            return True
+        with self.index.lock:
+            return int(self.index.scalar("SELECT count(*) FROM leaves")) < self.CLUSTER_FROM
+
     def _take(self, held: HeldVectors) -> None:
         """Hold the rows a snapshot kept, as the load and preparation they were taken after."""
         self._clear()
@@ -477,10 +488,14 @@ class ResidentVectors(VectorRows):
 
     def _keep(self, key: str) -> None:
         """Take a snapshot of the rows just loaded from the index and prepared (under `key`),
-        when they are all held in memory (clustered rows, in a scratch file, are not kept)."""
+        when they are all held in memory; clustered rows, in a scratch file, are not kept,
+        and a snapshot taken while they were fewer goes (it can only be stale now)."""
         self._unsaved = None
         path = self._snapshot_path
         if path is None or self._file is not None or self._ivf is not None or self._chunks:
+            if path is not None and (self._file is not None or self._ivf is not None):
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)
             return
         if self._sum is None and self._width:  # none without vectors: the first ones added set the width
             self._sum = self._live_sum()

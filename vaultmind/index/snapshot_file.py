@@ -9,14 +9,19 @@ costs one slower load.
 
 The layout: a magic line, a JSON header's length (8 bytes, little-endian) and the header (the
 key, each array's name, type, shape and place), then the arrays' bytes, each at a multiple of
-`ALIGN` from the end of the header.
+`ALIGN` from the end of the header. Each array's type says its byte order: a file a machine
+of the other order wrote reads the same here (turned into this machine's order as it is read).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import glob
 import json
 import logging
 import os
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +33,7 @@ import numpy.typing as npt
 log = logging.getLogger(__name__)
 
 ALIGN = 64
+KEEP_FREE_BYTES = 1 << 30  # left free on the index's disk: a snapshot that would take it is not written
 
 # the snapshots beside the index file, by what they hold (`leaf_postings`, `leaf_snapshot`, `vector_snapshot`)
 POSTINGS_SNAPSHOT = "resident-postings.bin"
@@ -53,20 +59,35 @@ class FileBytes:
 Copier = Callable[[FileBytes], None]  # takes an array's bytes as they lie in a snapshot (`load_arrays`)
 
 
+# what `copy_file_range` fails with where the system, the file system or a sandbox's filter
+# does not copy these two files in the kernel (other errors, a full disk, are the copy's own)
+_NO_KERNEL_COPY = {errno.EXDEV, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EINVAL, errno.EPERM}
+
+
 def copy_bytes(source: FileBytes, fd: int, offset: int) -> None:
     """Copy `source` into the file `fd` at `offset`, file to file (`copy_file_range` where the
-    system has it, else through a small buffer)."""
+    system has it and copies these files, else through a buffer of `_STEP` bytes)."""
     done = 0
+    kernel = hasattr(os, "copy_file_range")
     while done < source.size:
-        size = min(source.size - done, 1 << 24)
-        if hasattr(os, "copy_file_range"):
-            moved = os.copy_file_range(source.fd, fd, size, source.offset + done, offset + done)
-        else:
+        size = min(source.size - done, _STEP)
+        moved = 0
+        if kernel:
+            try:
+                moved = os.copy_file_range(source.fd, fd, size, source.offset + done, offset + done)
+            except OSError as exc:
+                if exc.errno not in _NO_KERNEL_COPY:
+                    raise
+                kernel = False
+        if not kernel:
             data = os.pread(source.fd, size, source.offset + done)
             moved = os.pwrite(fd, data, offset + done) if data else 0
         if moved <= 0:
             raise OSError(f"a copy of {source.size} bytes ended {source.size - done} bytes short")
         done += moved
+
+
+_STEP = 1 << 24
 
 
 def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDArray[Any] | FileBytes]) -> None:
@@ -81,6 +102,8 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     places = [_place(name, array, offset) for (name, array), offset in zip(arrays.items(), offsets, strict=True)]
     header = json.dumps({"key": key, "arrays": places}).encode()
     part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    _remove_leftovers(path)
+    _check_room(path, len(header) + at + 2 * ALIGN)
     try:
         with part.open("wb") as out:
             out.write(magic + len(header).to_bytes(8, "little") + header)
@@ -96,6 +119,34 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
     except OSError:
         part.unlink(missing_ok=True)  # a full disk: no half-written file left behind
         raise
+
+
+def _check_room(path: Path, size: int) -> None:
+    """Refuse (OSError, ENOSPC) a snapshot of `size` bytes that would leave less than
+    `KEEP_FREE_BYTES` free on the index's disk, counting the old one it replaces: a cache
+    must not take the room the index's own writes, a checkpoint or a rebuild, need."""
+    with contextlib.suppress(FileNotFoundError):
+        size -= path.stat().st_size
+    free = shutil.disk_usage(path.parent).free
+    if free - size < KEEP_FREE_BYTES:
+        raise OSError(
+            errno.ENOSPC,
+            f"not written: it would leave {max(free - size, 0) / 1e6:,.0f} MB free, under the "
+            f"{KEEP_FREE_BYTES / 1e6:,.0f} MB kept for the index",
+        )
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Delete the part files of `path` whose writer is gone: a process killed while it wrote
+    one (SIGKILL, a power cut) left it, as large as the snapshot, and no later write would
+    take it (each writes under its own pid). Also the one name every writer shared before."""
+    from vaultmind.client import alive
+
+    for part in path.parent.glob(f"{glob.escape(path.name)}.*part"):
+        writer = part.name[len(path.name) + 1 : -len(".part")]
+        if part.name == f"{path.name}.part" or (writer.isdigit() and not alive(int(writer))):
+            with contextlib.suppress(OSError):
+                part.unlink()
 
 
 def _place(name: str, array: npt.NDArray[Any] | FileBytes, offset: int) -> dict[str, Any]:
@@ -135,6 +186,8 @@ def load_arrays(
                 array = np.fromfile(f, dtype=np.dtype(place["dtype"]), count=count)
                 if len(array) != count:
                     raise ValueError("the file ends early")
+                if not array.dtype.isnative:  # written by a machine of the other byte order (a copied vault)
+                    array = array.astype(array.dtype.newbyteorder("="))
                 arrays[str(place["name"])] = array.reshape(place["shape"]) if "shape" in place else array
             if copiers and not set(copiers) <= {str(place["name"]) for place in header["arrays"]}:
                 raise ValueError("an array is missing")
