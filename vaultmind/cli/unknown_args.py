@@ -132,18 +132,24 @@ def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.Argu
     choices = [name for action in mistake.parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices]
     command = next((i for i in range(given + 1, len(words)) if words[i] in choices), None)
     if command is not None and Path(value).is_dir():  # `vaultmind ~/Notes status`, `vaultmind --json ~/Notes status`
-        rest = words[:given] + words[given + 1 :]
-        moved = [word for word in rest[: command - 1] if word in of_commands]
-        line = _flags_after([word for word in rest if word not in moved], [*moved, "--vault", value])
+        line = _meant(words[:given] + words[given + 1 :], command - 1, of_commands, added=["--vault", value])
         return f"the vault is given with --vault after the command's name: {line}"
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]}? (`{mistake.parser.prog} --help` lists them)"
     if "walk" in choices:  # `vaultmind query "when did we move the launch?"`: the mode forgotten
-        return f"a question is asked with a mode first: {command_line(*words[:given], 'walk', *words[given:])}"
+        return f"a question is asked with a mode first: {_meant([*words[:given], 'walk', *words[given:]], given, of_commands)}"
     if Path(value).is_dir():  # `vaultmind ~/Notes`
         return f"the vault is given with --vault after the command's name: vaultmind COMMAND --vault {shlex.quote(value)}"
     return None
+
+
+def _meant(words: list[str], ahead: int, flags_of_commands: set[str], *, added: Sequence[str] = ()) -> str:
+    """The command line of `words`, the commands' flags among its first `ahead` words (before the
+    command's name: `vaultmind --json query …`) moved after the rest, with `added`."""
+    moved = [word for word in words[:ahead] if word in flags_of_commands]
+    kept = [word for i, word in enumerate(words) if i >= ahead or word not in flags_of_commands]
+    return _flags_after(kept, [*moved, *added])
 
 
 def _flags_after(words: list[str], flags: list[str]) -> str:
