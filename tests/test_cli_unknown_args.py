@@ -163,6 +163,10 @@ def test_json_after_a_double_dash_is_text_so_the_mistake_is_said_as_text(capsys:
             "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v}",
         ),
         (["query", "serch", "x"], "did you mean search?"),
+        (
+            ["--json", "query", "when did we move the launch?", "--vault", "{v}"],
+            "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v} --json",
+        ),
         (["{v}", "status"], "the vault is given with --vault after the command's name: vaultmind status --vault {v}"),
     ],
 )
@@ -192,10 +196,6 @@ def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_li
         (["notes", "status"], "the vault is given with --vault after the command's name: vaultmind status --vault notes"),
         (["--json", "notes", "status"], "the vault is given with --vault after the command's name: vaultmind status --json --vault notes"),
         (["query", "--json", "notes", "--vault", "demo-vault"], "did you mean entities?"),
-        (
-            ["--json", "query", "when did we move the launch?", "--vault", "demo-vault"],
-            "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault demo-vault --json",
-        ),
     ],
 )
 def test_a_word_that_is_a_folder_is_taken_for_the_vault_only_where_it_can_be_one(
