@@ -163,7 +163,11 @@ def test_json_after_a_double_dash_is_text_so_the_mistake_is_said_as_text(capsys:
             "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v}",
         ),
         (["query", "serch", "x"], "did you mean search?"),
-        (["{v}", "status"], "the vault is given with --vault after the command's name: vaultmind COMMAND --vault {v}"),
+        (
+            ["--json", "query", "when did we move the launch?", "--vault", "{v}"],
+            "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v} --json",
+        ),
+        (["{v}", "status"], "the vault is given with --vault after the command's name: vaultmind status --vault {v}"),
     ],
 )
 def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_line_meant(
@@ -180,3 +184,35 @@ def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_li
     assert stop.value.code == 2
     said = json.loads(out)["error"]["hint"] if "--json" in args else err
     assert hint.format(v="demo-vault") in said, said
+
+
+@pytest.mark.parametrize(
+    ("args", "hint"),
+    [
+        (["query", "walk", "what", "about", "notes", "--vault", "demo-vault"], 'in quotes: vaultmind query walk "what about notes"'),
+        (["query", "walk", "what", "about", "notes"], 'in quotes: vaultmind query walk "what about notes"'),
+        (["query", "walk", "budget", "demo-vault"], "the vault is given with --vault: vaultmind query walk budget --vault demo-vault"),
+        (["status", "notes", "--vault", "demo-vault"], "`vaultmind status --help` lists what it takes"),
+        (["notes", "status"], "the vault is given with --vault after the command's name: vaultmind status --vault notes"),
+        (["--json", "notes", "status"], "the vault is given with --vault after the command's name: vaultmind status --json --vault notes"),
+        (["query", "--json", "notes", "--vault", "demo-vault"], "did you mean entities?"),
+    ],
+)
+def test_a_word_that_is_a_folder_is_taken_for_the_vault_only_where_it_can_be_one(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], hint: str
+) -> None:
+    """A question's word that names a folder ("what about notes" unquoted, in a vault with a
+    `notes/` folder) was taken for the vault: the hint dropped the question and gave `--vault
+    notes`, also when `--vault` was given. `--json notes status` was told to put --json after
+    the command, as if `notes` were its value, and `notes status` got "did you mean entities?"."""
+    monkeypatch.chdir(tmp_path)
+    run_main(capsys, "init", "--demo", "demo-vault")
+    (tmp_path / "notes").mkdir()
+    with pytest.raises(SystemExit) as stop:
+        run_main(capsys, *args)
+    out, err = capsys.readouterr()
+    assert stop.value.code == 2
+    said = json.loads(out)["error"]["hint"] if "--json" in args else err
+    assert hint in said, said
+    assert "--vault notes" in hint or "--vault notes" not in said, said
+    assert "--json goes after" not in said, said

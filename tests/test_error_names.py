@@ -103,3 +103,11 @@ def test_query_entities_refuses_an_empty_name_as_a_name(vault: Path, capsys: pyt
     err = capsys.readouterr().err
     assert stop.value.code == 2 and 'the name is empty; give a name, alias, email or handle, e.g. "Alice Chen"' in err, err
     assert "'query'" not in err, err
+
+
+def test_a_value_said_back_is_not_taken_for_an_argument(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`query entities x --kind end` said "unknown entity kind 'end' (END on the command line)":
+    the value given, which is also the name of `query window`'s argument, was marked as one."""
+    _vault(vault)
+    code, _, err = run_main(capsys, "query", "entities", "x", "--kind", "end", "--vault", str(vault))
+    assert code == 2 and "unknown entity kind 'end' (kinds:" in err and "on the command line" not in err, err

@@ -94,3 +94,25 @@ def test_the_kept_warnings_name_their_paths_in_full(
     code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
     (kept,) = status["ingest_warnings"]
     assert kept["paths"] == [str(exports)] and kept["warnings"] == [f"{exports / 'a.txt'}: format not recognised; skipped"]
+
+
+def test_a_warning_of_a_message_in_a_mailbox_names_the_mailbox_in_full(
+    cli_vault: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An email ingest's warnings name a message in its file ("../mail/inbox.mbox message 1:
+    no sender"): kept as typed, as the path was not the whole of the warning's head."""
+    (tmp_path / "mail").mkdir()
+    (tmp_path / "mail" / "inbox.mbox").write_text(
+        "From MAILER-DAEMON Mon Mar  4 10:00:00 2024\nTo: b@x.org\nSubject: Hi\n"
+        "Date: Mon, 4 Mar 2024 10:00:00 +0000\nMessage-ID: <1@x.org>\n\nHello there.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "shell").mkdir()
+    monkeypatch.chdir(tmp_path / "shell")
+    code, data, _ = run_main(capsys, "ingest", "email", "../mail/inbox.mbox", "--vault", str(cli_vault), "--json")
+    no_sender = "message 1: no sender (From, Sender, Reply-To, Return-Path); author 'unknown'"
+    assert code == 0 and data["warnings"] == [f"../mail/inbox.mbox {no_sender}"], data
+    monkeypatch.chdir(tmp_path)
+    code, status, _ = run_main(capsys, "status", "--vault", str(cli_vault), "--json")
+    (kept,) = status["ingest_warnings"]
+    assert kept["warnings"] == [f"{tmp_path / 'mail' / 'inbox.mbox'} {no_sender}"], kept

@@ -1105,3 +1105,18 @@ def test_search_says_the_words_the_memory_never_mentions_as_walk_does(vault: Pat
     assert known["hits"][0]["note_path"] == "a.md"
     print_hits(unknown)
     assert capsys.readouterr().out.startswith("not in the memory: zebrafish\n")
+
+
+def test_the_words_naming_the_sources_are_read_once_per_state_of_the_index(vault: Path) -> None:
+    """Each search or walk with a word the memory does not know read every note again for the
+    kinds of its sources (a search took twice as long); kept per state of the index, a chat
+    ingested since is known at once."""
+    write(vault, "a.md", "# Ferry\n\nThe ferry to Ischia leaves at nine.\n")
+    with Memory.open(load_config(vault, embed_provider="static")) as memory:
+        memory.sync()
+        assert memory.query("search", {"query": "ferry chat zebrafish"})["query"]["unknown"] == ["chat", "zebrafish"]
+        kept = memory.index.view("source_words")
+        assert kept is not None and kept[0] == memory.index.generation
+        write_chat(vault, "2024-03-04", [("Bob Stone", "The ferry was late.")])
+        memory.sync()
+        assert memory.query("search", {"query": "ferry chat zebrafish"})["query"]["unknown"] == ["zebrafish"]

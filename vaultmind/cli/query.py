@@ -278,7 +278,9 @@ _FLAGS = {
     "reference_time": "--at", "budget_tokens": "--budget", "source_id": "--source-id", "since": "--since",
     "until": "--until", "start": "START", "end": "END", "kind": "--kind",
 }  # fmt: skip
-_ARGUMENT = re.compile(r"(?<!= )'(" + "|".join(_FLAGS) + r")'")  # an argument named, not a value given ("= 'since'")
+# an argument named, where the modes' messages name one ("'until' must be after 'since'", "'source_id'
+# or 'kind' is needed"), not a value said back ("'kind' = 'since'", "unknown entity kind 'end'")
+_ARGUMENT = re.compile(r"(?:^|(?<= or )|(?<= after ))'(" + "|".join(_FLAGS) + r")'")
 
 
 def as_flags(exc: UsageError) -> UsageError:

@@ -19,6 +19,7 @@ from typing import NoReturn
 
 from vaultmind.cli.parser import ArgumentMistake
 from vaultmind.shell import command_line
+from vaultmind.vault.inner_vaults import is_vault
 
 COMMAND_PARSER = "command_parser"
 """The namespace attribute naming the (sub)command that parsed the arguments."""
@@ -64,12 +65,11 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
         said.append("did you mean " + ", ".join(meant) + "?")
     if said:
         return "; ".join(said) + f" (`{parser.prog} --help` lists its flags)"
-    folders = [w for w in extra if not w.startswith("-") and Path(w).is_dir()]
-    if folders and "--vault" in flags:  # `vaultmind status ~/Notes`, as `init` takes it
-        return f"the vault is given with --vault: {parser.prog} --vault {shlex.quote(folders[0])}"
-    positionals = [
-        a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)
-    ]
+    vault = _vault_as_word(parser, args, extra)
+    if vault is not None:  # `vaultmind status ~/Notes`, as `init` takes it
+        given = [str(v) for a in _positionals(parser) for v in _as_list(getattr(args, a.dest, None))]
+        return f"the vault is given with --vault: {command_line(*parser.prog.split()[1:], *given, vault=Path(vault))}"
+    positionals = _positionals(parser)
     named = {a.dest.lower() for a in positionals} | {str(a.metavar).lower() for a in positionals if a.metavar}
     flagged = [w.lstrip("-").split("=", 1)[0].replace("-", "_") for w in extra if w.startswith("-")]
     if any(name.lower() in named for name in flagged):  # `query window --start X --end Y`
@@ -83,6 +83,27 @@ def unknown_hint(parser: argparse.ArgumentParser, args: argparse.Namespace, extr
     if words and isinstance(text, str):
         return f'put a question of several words in quotes: {parser.prog} "{" ".join([text, *words])}"'
     return f"`{parser.prog} --help` lists what it takes"
+
+
+def _vault_as_word(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: Sequence[str]) -> str | None:
+    """The word of `extra` that is a folder given for the vault without `--vault`, when the
+    command reads `--vault` and got none. After a question, a vault's folder alone: "what about
+    notes" typed without quotes in a vault with a `notes/` folder is a question still."""
+    if "--vault" not in _long_flags(parser) or getattr(args, "vault", None) is not None:
+        return None
+    words = [w for w in extra if not w.startswith("-")]
+    folders = [w for w in words if Path(w).is_dir()]
+    if not folders or (isinstance(getattr(args, "text", None), str) and (len(words) > 1 or not is_vault(Path(folders[0])))):
+        return None
+    return folders[0]
+
+
+def _positionals(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in parser._actions if not a.option_strings and not isinstance(a, argparse._SubParsersAction)]
+
+
+def _as_list(value: object) -> list[object]:
+    return [] if value is None else list(value) if isinstance(value, list) else [value]
 
 
 def with_hint(mistake: ArgumentMistake, words: Sequence[str], root: argparse.ArgumentParser) -> ArgumentMistake:
@@ -102,33 +123,52 @@ def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.Argu
         return None
     value, before = words[given], words[given - 1] if given else ""
     of_commands = _long_flags_of_commands(root)
-    if before.startswith("--") and before in of_commands:  # `vaultmind --vault V status`
+    if before in _long_flags_of_commands(root, valued=True):  # `vaultmind --vault V status` (not `--json V status`: V is no value)
         first = next(i for i, word in enumerate(words) if word.startswith("--") and word in of_commands)
         misplaced, rest = words[first : given + 1], words[:first] + words[given + 1 :]
-        end = rest.index("--") if "--" in rest else len(rest)
         flags = [word for word in misplaced if word in of_commands]
         go = "goes" if len(flags) == 1 else "go"
-        return f"{', '.join(flags)} {go} after the command's name: {command_line(*rest[:end], *misplaced, *rest[end:])}"
+        return f"{', '.join(flags)} {go} after the command's name: {_flags_after(rest, misplaced)}"
     choices = [name for action in mistake.parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+    command = next((i for i in range(given + 1, len(words)) if words[i] in choices), None)
+    if command is not None and Path(value).is_dir():  # `vaultmind ~/Notes status`, `vaultmind --json ~/Notes status`
+        line = _meant(words[:given] + words[given + 1 :], command - 1, of_commands, added=["--vault", value])
+        return f"the vault is given with --vault after the command's name: {line}"
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
     if close:
         return f"did you mean {close[0]}? (`{mistake.parser.prog} --help` lists them)"
     if "walk" in choices:  # `vaultmind query "when did we move the launch?"`: the mode forgotten
-        return f"a question is asked with a mode first: {command_line(*words[:given], 'walk', *words[given:])}"
-    if Path(value).is_dir():  # `vaultmind ~/Notes status`
+        return f"a question is asked with a mode first: {_meant([*words[:given], 'walk', *words[given:]], given, of_commands)}"
+    if Path(value).is_dir():  # `vaultmind ~/Notes`
         return f"the vault is given with --vault after the command's name: vaultmind COMMAND --vault {shlex.quote(value)}"
     return None
 
 
-def _long_flags(parser: argparse.ArgumentParser) -> list[str]:
-    return [s for a in parser._actions for s in a.option_strings if s.startswith("--")]
+def _meant(words: list[str], ahead: int, flags_of_commands: set[str], *, added: Sequence[str] = ()) -> str:
+    """The command line of `words`, the commands' flags among its first `ahead` words (before the
+    command's name: `vaultmind --json query …`) moved after the rest, with `added`."""
+    moved = [word for word in words[:ahead] if word in flags_of_commands]
+    kept = [word for i, word in enumerate(words) if i >= ahead or word not in flags_of_commands]
+    return _flags_after(kept, [*moved, *added])
 
 
-def _long_flags_of_commands(parser: argparse.ArgumentParser) -> set[str]:
-    """The flags of `parser`'s commands and theirs (none for a command without commands)."""
+def _flags_after(words: list[str], flags: list[str]) -> str:
+    """The command line of `words` with `flags` after them, before a `--` (after which all is text)."""
+    end = words.index("--") if "--" in words else len(words)
+    return command_line(*words[:end], *flags, *words[end:])
+
+
+def _long_flags(parser: argparse.ArgumentParser, *, valued: bool = False) -> list[str]:
+    """`parser`'s long flags; `valued`: only those that take a value (`--vault V`, not `--json`)."""
+    return [s for a in parser._actions if not valued or a.nargs != 0 for s in a.option_strings if s.startswith("--")]
+
+
+def _long_flags_of_commands(parser: argparse.ArgumentParser, *, valued: bool = False) -> set[str]:
+    """The flags of `parser`'s commands and theirs (none for a command without commands);
+    `valued`: only those that take a value."""
     found: set[str] = set()
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for command in action.choices.values():
-                found.update(_long_flags(command), _long_flags_of_commands(command))
+                found.update(_long_flags(command, valued=valued), _long_flags_of_commands(command, valued=valued))
     return found

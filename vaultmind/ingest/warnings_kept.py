@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -38,12 +39,15 @@ def keep_warnings(state_dir: Path, kind: str, paths: list[str], warnings: list[s
         write_atomic(state_dir / FILE_NAME, data.encode("utf-8"), overwrite=True)
 
 
+_IN_FILE = re.compile(r" message \S+\Z")  # "inbox.mbox message 3": a message in the file named (`RawMessage.origin`)
+
+
 def from_anywhere(text: str) -> str:
-    """`text`, a path or a warning led by one ("PATH: what"), with that path absolute when it is
-    relative to the current folder (and there); anything else as it is."""
-    head, sep, rest = text.partition(": ")
-    if head and not os.path.isabs(head) and os.path.lexists(head):
-        return os.path.abspath(head) + sep + rest
+    """`text`, a path or a warning led by one ("PATH: what", "PATH message 3: what"), with that
+    path absolute when it is relative to the current folder (and there); anything else as it is."""
+    path = _IN_FILE.sub("", text.partition(": ")[0])
+    if path and not os.path.isabs(path) and os.path.lexists(path):
+        return os.path.abspath(path) + text[len(path) :]
     return text
 
 

@@ -106,7 +106,12 @@ def source_words(index: Index) -> frozenset[str]:
     """The search terms that name the kinds and platforms of the memory's sources ("chat",
     "email", "slack", "whatsapp": a note's `source_kind` and its `source_id`'s prefix): a
     question's "slack" names where the memory's messages were said, which they seldom say, and
-    is never a word the memory does not know."""
+    is never a word the memory does not know. Read once per state of the index (a pass over
+    every note, asked by each walk and search with a word the memory does not know)."""
+    return index.cached("source_words", lambda _: _read_source_words(index))
+
+
+def _read_source_words(index: Index) -> frozenset[str]:
     rows = index.query(
         "SELECT DISTINCT source_kind FROM notes WHERE source_kind IS NOT NULL "
         "UNION SELECT DISTINCT split_part(source_id, ':', 1) FROM notes WHERE source_id IS NOT NULL"

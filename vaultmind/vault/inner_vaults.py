@@ -8,6 +8,7 @@ each with the command that takes it: `--vault` for one vaultmind already set up,
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from vaultmind.shell import command_line
@@ -19,15 +20,30 @@ NAMED_MOST = 5  # of the vaults inside a folder, the hint names this many
 
 def vaults_inside(root: Path, depth: int = 2) -> list[Path]:
     """The folders within `depth` levels under `root` (dot-folders aside) that hold Obsidian's
-    settings folder or vaultmind's, nearest first, then by name; not the folders inside those."""
+    settings folder or vaultmind's, nearest first, then by name; not the folders inside those.
+    It runs on an error's path (a command given a home folder, or run in one): a folder it may
+    not read is passed over, and a file is told from a folder without a look at each."""
+    folders = _folders(root)
+    found = [folder for folder in folders if is_vault(folder)]
+    if depth > 1:
+        found += [inner for folder in folders if folder not in found for inner in vaults_inside(folder, depth - 1)]
+    return found
+
+
+def _folders(root: Path) -> list[Path]:
+    """The folders right under `root`, dot-folders aside, by name; none when it cannot be listed."""
     try:
-        folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        with os.scandir(root) as entries:
+            return sorted(Path(entry.path) for entry in entries if not entry.name.startswith(".") and _is_folder(entry))
     except OSError:
         return []
-    found = [folder for folder in folders if _is_vault(folder)]
-    if depth > 1:
-        found += [inner for folder in folders if not _is_vault(folder) for inner in vaults_inside(folder, depth - 1)]
-    return found
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # (the kind the listing gave; a symlink's target looked at)
+    except OSError:
+        return False
 
 
 def inner_vaults_hint(inner: list[Path]) -> str:
@@ -51,5 +67,7 @@ def _which(vaults: list[Path], kind: str) -> str:
     return f"the {kind}" if len(vaults) == 1 else f"one of the {kind}s"
 
 
-def _is_vault(folder: Path) -> bool:
-    return (folder / OBSIDIAN_DIR).is_dir() or (folder / STATE_DIR).is_dir()
+def is_vault(folder: Path) -> bool:
+    """Whether `folder` holds Obsidian's settings folder or vaultmind's (a folder it may not look
+    into holds neither, as far as it can tell)."""
+    return os.path.isdir(folder / OBSIDIAN_DIR) or os.path.isdir(folder / STATE_DIR)
