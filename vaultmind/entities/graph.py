@@ -85,7 +85,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "19"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -120,6 +120,8 @@ EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "›
 # ("Glad Max": Max; `common_words.py`); 17: a name's broken byte (U+FFFD) at its edge is left out,
 # and an image's URL or one over `extract.MAX_URL_CHARS` (a tracker's) is no entity; 18: an adverb
 # opening a guess ("Later Jean-Luc Picard") is left out, and a person's name it led is a person's
+# 19: a to-do's verb opening a guess ("Tell Luca", "Remind Maya") is left out, and what it led is a
+# person when read as a place; "Merry" alone is a word of speech
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

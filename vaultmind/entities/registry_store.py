@@ -28,8 +28,8 @@ from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.note import alias_items
-from vaultmind.markdown.render import title_heading
-from vaultmind.vault.layout import windows_safe
+from vaultmind.markdown.render import render_note, title_heading
+from vaultmind.vault.layout import ENTITIES_DIR, windows_safe
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
@@ -155,6 +155,20 @@ def entity_note_body(display: str) -> str:
     return f"{title_heading(display)}\n"
 
 
+def render_entity_note(ident: str, kind: str, display: str, emails: list[str]) -> str:
+    """A new entity note: no aliases (the user adds them), the body `entity_note_body`."""
+    items: list[tuple[str, Any]] = [
+        ("vaultmind", "entity"),
+        ("id", ident),
+        ("kind", kind),
+        ("display_name", display),
+        ("aliases", []),
+        ("emails", emails),
+        ("handles", []),
+    ]
+    return render_note(items, entity_note_body(display))
+
+
 def unescaped_entity_note_body(display: str) -> str:
     """The body vaultmind wrote for an entity note of `display` before its heading was escaped:
     `# <display>` as it is (`entities.headings` writes such a note once more, escaped)."""
@@ -250,6 +264,11 @@ def committed_registry(index: Index, *, fuzzy_threshold: float = 90.0) -> Regist
         registry = load_registry(index.con, fuzzy_threshold=fuzzy_threshold)
         index.keep_view(name, index.notes_generation, registry)
         return registry
+
+
+def entity_note_path(ident: str) -> str:
+    """The vault path of the entity note vaultmind writes for `ident` (`person:dana-whitfield`)."""
+    return f"{ENTITIES_DIR}/{ident.partition(':')[0]}/{slug_of(ident)}.md"
 
 
 def slug_of(entity_id: str) -> str:
