@@ -71,8 +71,9 @@ from vaultmind.entities.mail_headers import (
 from vaultmind.entities.shapes import no_name, with_title
 from vaultmind.markdown.blocks import fence_after
 
-SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
-"""Overlapping spans: the lower value wins (then the longer span, then the earlier one)."""
+SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "speaker": 3, "ner": 4}
+"""Overlapping spans: the lower value wins (then the longer span, then the earlier one). A
+"speaker" span is a conversation's speaker called by her first name (`speakers.first_name_spans`)."""
 
 NER_KINDS: Final = {
     "PERSON": "person",
@@ -126,7 +127,7 @@ class Span:
     end: int
     surface: str
     kind: str
-    source: str  # link | regex | registry | ner
+    source: str  # link | regex | registry | speaker | ner
     value: str = ""
 
 

@@ -407,9 +407,7 @@ class EntityDeriver:
                 found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
         read([(r[0], r[1], r[2]) for r in rows if (r[0], r[1]) not in found and (r[0], r[1]) not in texts])
-        authors = note_authors(
-            con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
-        )
+        authors = note_authors(con, sorted({r[1] for r in rows if r[3] and (r[0], r[1]) not in found}))
         guessed = sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found})
         titles = note_titles(con, guessed)
         given = words or {}
