@@ -26,7 +26,9 @@ that is ambiguous in the registry gets no note (it would only hide the ambiguity
 person known by one word only ("Dana", "Dr. Dana": the words of the id count, not of the name as
 written; add it to the right note's aliases instead); and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
-is final. The ids created are remembered in the vault, in `entities/.created` (a hidden file:
+is final. A note it wrote for a name it no longer reads ("Tell Luca", before a to-do's verb
+was left out of names), still byte for byte as written, is deleted (`retire.py`). The ids
+created are remembered in the vault, in `entities/.created` (a hidden file:
 Obsidian does not show it, vaultmind does not index it, and it goes wherever the vault goes —
 a clone, a sync — while `.vaultmind/` is derived state that may be deleted). A vault that has
 the older `.vaultmind/entities-created.txt` has both read.

@@ -56,7 +56,10 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> EntityNote | None:
-    """The registry entry of one note under `entities/` (None for README-like notes)."""
+    """The registry entry of one note under `entities/` (None for README-like notes). Its `kind`
+    wins over the kind its `id` spells — the property Obsidian shows, the one a person corrects:
+    `id: "org:harbor-hall"` with `kind: place` is `place:harbor-hall`, and `org:harbor-hall` is
+    merged into it (as an id in `aliases` is), so what named the old id names the new."""
     marker = frontmatter.get("vaultmind")
     if marker is not None and str(marker).strip().lower() not in ("entity", ""):
         return None
@@ -68,6 +71,9 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
     raw_id = frontmatter.get("id")
     ident = canonical_id(str(raw_id)) if isinstance(raw_id, str) and ID_LIKE.match(raw_id.strip()) else None
     kind = fm_kind or (kind_of(ident) if ident else None) or folder_kind or "topic"
+    merged: tuple[str, ...] = ()
+    if ident is not None and kind != kind_of(ident):  # `kind:` edited: the note's entity is of that kind now
+        merged, ident = (ident,), canonical_id(f"{kind}:{key_of(ident)}") or ident
     if ident is None:
         ident = make_id(kind, stem) or make_id(kind, title)
         if ident is None:
@@ -79,7 +85,7 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         else ""
     )
     display = display or title.strip() or stem
-    aliases = _strings(alias_items(frontmatter))
+    aliases = _strings(alias_items(frontmatter)) + merged  # the id it had: merged into it, as an alias's is
     return EntityNote(
         id=ident,
         kind=kind_of(ident),
