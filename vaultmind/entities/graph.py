@@ -121,7 +121,10 @@ EXTRACTOR_VERSION = "19"  # 2: a person's title is not part of their id; 3: "›
 # and an image's URL or one over `extract.MAX_URL_CHARS` (a tracker's) is no entity; 18: an adverb
 # opening a guess ("Later Jean-Luc Picard") is left out, and a person's name it led is a person's
 # 19: a to-do's verb opening a guess ("Tell Luca", "Remind Maya") is left out, and what it led is a
-# person when read as a place; "Merry" alone is a word of speech
+# person when read as a place; "Merry" alone is a word of speech; a speaker spoken of by first name
+# is that speaker, a mail's recipients among its people (`speakers.first_name_spans`); a one-word
+# place or org guess is the one person or org note its name starts; a note's `kind` wins over its
+# id's; a Korean name is found before its particle ("김민수가")
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

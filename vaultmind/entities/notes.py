@@ -24,7 +24,8 @@ vaultmind_body_sha256: "…"
 Rules: an existing file is never overwritten (not even one differing only in case); a name
 that is ambiguous in the registry gets no note (it would only hide the ambiguity), nor does a
 person known by one word only ("Dana", "Dr. Dana": the words of the id count, not of the name as
-written; add it to the right note's aliases instead); and a note
+written; add it to the right note's aliases instead) — a name of three characters or more written
+without spaces, as Chinese, Japanese and Korean full names are ("王小明", "田中太郎"), is a full name; and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
 is final. A note it wrote for a name it no longer reads ("Tell Luca", before a to-do's verb
 was left out of names), still byte for byte as written, is deleted (`retire.py`). The ids
@@ -44,7 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.entities.headings import escape_old_headings
-from vaultmind.entities.ids import key_of
+from vaultmind.entities.ids import key_of, unspaced_full_name
 from vaultmind.entities.query import stored_fuzzy_threshold
 from vaultmind.entities.registry_store import entity_note_path, load_registry, render_entity_note
 from vaultmind.entities.retire import retire_misnamed_notes
@@ -112,7 +113,7 @@ def planned_entity_notes(
             continue
         if registry.by_name(display).ambiguous:
             continue
-        if kind == "person" and len(key_of(ident).split("-")) < 2:
+        if kind == "person" and len(key_of(ident).split("-")) < 2 and not unspaced_full_name(key_of(ident)):
             continue  # a first name alone ("Dana", "Dr. Dana", "Auntie Lin") rarely identifies one person
         out.append((ident, entity_note_path(ident), render_entity_note(ident, kind, display, list(emails or []))))
     return out

@@ -53,6 +53,7 @@ from vaultmind.entities.ids import (
     make_id,
     name_key,
     normalize,
+    without_particle_token,
     word_spans,
     words,
 )
@@ -407,10 +408,10 @@ class Registry:
         """
         if not self.names:
             return [], []
-        tokens = list(word_spans(text))
+        first = self._first_words
+        tokens = word_spans(text) if text.isascii() else [without_particle_token(t, first) for t in word_spans(text)]
         spans: list[Span] = []
         ambiguous: list[tuple[str, Match]] = []
-        first = self._first_words
         i = 0
         n = len(tokens)
         while i < n:
@@ -491,3 +492,4 @@ def _handle_keys(handle: str) -> Iterator[str]:
         rest = key.split(":", 1)[1].lstrip("@")
         if rest:
             yield rest
+
