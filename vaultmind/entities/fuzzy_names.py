@@ -27,6 +27,9 @@ from vaultmind.index.store import Index
 MAX_SCORED = 1000
 FUZZY_CUTOFF = 70  # the weakest name match `search_entities` answers
 INITIAL_MATCH = 95.0  # "A. Chen" for Alice Chen: as strong as a near-exact name
+WORD_PREFIX_MATCH = 95.0  # "Priya S" for Priya Shah: the query starts each word of the name
+SAID_MORE_CAP = 90.0  # "Priya" or "Dan" for "Priya S", "Daniel K": the query says more than the name
+DOMAIN_SHARE = 0.8  # "acme" in tom@acme.example: the address's domain, not the person
 _INITIAL_FIRST = re.compile(r"([^\W\d_])\.?\s+([^\W\d_][\w'-]+)")  # "a. chen"
 _INITIAL_LAST = re.compile(r"([^\W\d_][\w'-]+),\s*([^\W\d_])\.?")  # "chen, a."
 _NAME_WORD = re.compile(r"[^\W_][\w'-]*")
@@ -67,12 +70,16 @@ class EntityNames:
         self.rows = rows
         names: list[str] = []
         owners: list[int] = []
+        addresses: list[bool] = []
         for i, row in enumerate(rows):
+            own = {search_form(n) for n in (row.display_name, *row.aliases) if n}
             for name in dict.fromkeys(search_form(n) for n in (row.display_name, *row.aliases, *row.other_names) if n):
                 names.append(name)
                 owners.append(i)
+                addresses.append(name not in own)
         self.names = names
         self.owners = np.array(owners, dtype=np.int32)
+        self.addresses = np.array(addresses, dtype=bool)  # an e-mail address or a handle, not a name
         self.kinds = np.array([rows[o].kind for o in owners], dtype=object)
         self._mentions = np.array([rows[o].mentions for o in owners], dtype=np.int64)
         postings: dict[str, list[int]] = {}
@@ -131,9 +138,15 @@ class EntityNames:
             return []
         choices = [self.names[p] for p in pos.tolist()]
         found = process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff)
-        owners = self.owners[pos[[i for _, _, i in found]]].tolist() if found else []
-        scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
-        return scored + self._initialled(needle, kind)
+        at = pos[[i for _, _, i in found]] if found else np.zeros(0, dtype=np.int32)
+        owners = self.owners[at].tolist()
+        addresses = self.addresses[at].tolist()
+        words = _NAME_WORD.findall(needle)
+        scored = [
+            (name, adjusted_score(needle, name, float(score), address, words), owner)
+            for (name, score, _), owner, address in zip(found, owners, addresses, strict=True)
+        ]
+        return [s for s in scored if s[1] >= cutoff] + self._initialled(needle, kind)
 
     def _initialled(self, needle: str, kind: str | None) -> list[tuple[str, float, int]]:
         """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
@@ -159,6 +172,35 @@ class EntityNames:
             if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
                 out.append((f"{initial} {surname}", INITIAL_MATCH, int(self.owners[pos])))
         return out
+
+
+def adjusted_score(needle: str, name: str, score: float, address: bool, words: list[str] | None = None) -> float:
+    """`WRatio`'s score of `name` for `needle` (of `words`, its words), set right where its partial match
+    misleads: a name whose words start with the query's words in order ("priya s" for Priya Shah)
+    scores `WORD_PREFIX_MATCH`, and one the query says more than ("Priya", "Dan" for "priya s",
+    "daniel k") at most `SAID_MORE_CAP`, below it; an e-mail address or a handle scores by its
+    local part, and a match in its domain only ("acme" in tom@acme.example) `DOMAIN_SHARE` of its
+    score, below the organization called so."""
+    if address:
+        if needle == name:
+            return score
+        local = name.split("@", 1)[0]
+        return max(float(fuzz.WRatio(needle, local)), DOMAIN_SHARE * score) if "@" in name else score
+    words = _NAME_WORD.findall(needle) if words is None else words
+    if len(words) < 2:
+        return score
+    named = _NAME_WORD.findall(name)
+    if _starts_words(words, named):
+        return max(score, WORD_PREFIX_MATCH)
+    if len(name) < len(needle) and _starts_words(named, words):
+        return min(score, SAID_MORE_CAP)
+    return score
+
+
+def _starts_words(prefixes: list[str], words: list[str]) -> bool:
+    """Whether each of `prefixes` starts the word of `words` at its place, and `words` has as many
+    at least ("priya", "s" of "priya", "shah")."""
+    return len(prefixes) <= len(words) and all(w.startswith(p) for p, w in zip(prefixes, words, strict=False))
 
 
 def _best(scored: list[tuple[str, float, int]]) -> dict[int, float]:
