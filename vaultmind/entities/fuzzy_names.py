@@ -142,11 +142,16 @@ class EntityNames:
         owners = self.owners[at].tolist()
         addresses = self.addresses[at].tolist()
         words = _NAME_WORD.findall(needle)
-        scored = [
-            (name, adjusted_score(needle, name, float(score), address, words), owner)
-            for (name, score, _), owner, address in zip(found, owners, addresses, strict=True)
-        ]
-        return [s for s in scored if s[1] >= cutoff] + self._initialled(needle, kind)
+        if len(words) < 2 and not any(addresses):  # most queries: a name of one word, matching names
+            scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
+        else:
+            locals_ = _local_scores(needle, [found[k][0] for k, address in enumerate(addresses) if address])
+            scored = [
+                (name, adjusted_score(needle, name, float(score), address, words, locals_.get(name)), owner)
+                for (name, score, _), owner, address in zip(found, owners, addresses, strict=True)
+            ]
+            scored = [s for s in scored if s[1] >= cutoff]
+        return scored + self._initialled(needle, kind)
 
     def _initialled(self, needle: str, kind: str | None) -> list[tuple[str, float, int]]:
         """For a query written as an initial and a surname ("a. chen", "chen, a.": a signature's,
@@ -174,25 +179,34 @@ class EntityNames:
         return out
 
 
-def adjusted_score(needle: str, name: str, score: float, address: bool, words: list[str] | None = None) -> float:
+def _local_scores(needle: str, addresses: list[str]) -> dict[str, float]:
+    """`WRatio` of `needle` against the local part of each of `addresses`, in one call."""
+    if not addresses:
+        return {}
+    scores = process.cdist([needle], [a.split("@", 1)[0] for a in addresses], scorer=fuzz.WRatio, dtype=np.float64)[0]
+    return dict(zip(addresses, (float(x) for x in scores), strict=True))
+
+
+def adjusted_score(
+    needle: str, name: str, score: float, address: bool, words: list[str] | None = None, local: float | None = None
+) -> float:
     """`WRatio`'s score of `name` for `needle` (of `words`, its words), set right where its partial match
     misleads: a name whose words start with the query's words in order ("priya s" for Priya Shah)
     scores `WORD_PREFIX_MATCH`, and one the query says more than ("Priya", "Dan" for "priya s",
     "daniel k") at most `SAID_MORE_CAP`, below it; an e-mail address or a handle scores by its
     local part, and a match in its domain only ("acme" in tom@acme.example) `DOMAIN_SHARE` of its
-    score, below the organization called so."""
+    score, below the organization called so. `local`: the local part's score, when known."""
     if address:
-        if needle == name:
+        if needle == name or "@" not in name:
             return score
-        local = name.split("@", 1)[0]
-        return max(float(fuzz.WRatio(needle, local)), DOMAIN_SHARE * score) if "@" in name else score
+        local = float(fuzz.WRatio(needle, name.split("@", 1)[0])) if local is None else local
+        return max(local, DOMAIN_SHARE * score)
     words = _NAME_WORD.findall(needle) if words is None else words
     if len(words) < 2:
         return score
-    named = _NAME_WORD.findall(name)
-    if _starts_words(words, named):
+    if name.startswith(words[0]) and _starts_words(words, name.split()):  # (quick tests before splitting)
         return max(score, WORD_PREFIX_MATCH)
-    if len(name) < len(needle) and _starts_words(named, words):
+    if len(name) < len(needle) and words[0].startswith(name.split(" ", 1)[0]) and _starts_words(name.split(), words):
         return min(score, SAID_MORE_CAP)
     return score
 
