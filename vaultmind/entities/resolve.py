@@ -18,7 +18,9 @@ was indexed under. Order of work:
    wrote another of its messages), and so do the short forms and greetings its speakers call
    each other by ("Mel" for Melissa, "Congrats Jolene!"), while a cheer read as an organization
    ("Woohoo, thanks Emil!") or a person opening a sentence before a pronoun ("Glad you made it!")
-   is no entity (`speakers.py`);
+   is no entity, and a speaker the others speak of by first name ("Sean is coming") is that
+   speaker even where the model tags nothing (`speakers.first_name_spans`; a mail's recipients
+   count as its speakers) (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
 
