@@ -357,3 +357,24 @@ def test_the_daemon_seals_trees_when_an_entity_note_cannot_be_written(vault: Pat
         assert [(p["path"], p["kind"]) for p in problems] == [
             ("entities/person/dana-whitfield.md", "entity_note_unwritten")
         ]
+
+
+def test_a_chinese_or_japanese_full_name_gets_a_note_and_a_korean_name_is_found_before_its_particle(
+    vault: Path,
+) -> None:
+    """王小明 and 田中太郎 each write three messages: each is a full name, though written without
+    spaces, and gets a note (a name in kana, "さくら", is a given name and gets none); the note
+    "Kim Minsu" with the alias 김민수 is found in "김민수가 …" and "김민수를 …", as in "김민수 씨"."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "sources/chat/team.md", chat("team", [
+        (who, text) for who in ("王小明", "田中太郎", "さくら") for text in ("The report is ready.", "Looks fine.", "Great.")
+    ]))  # fmt: skip
+    write(vault, "entities/person/kim-minsu.md", "---\nid: \"person:kim-minsu\"\nkind: person\ndisplay_name: Kim Minsu\naliases: [김민수]\n---\n# Kim Minsu\n")
+    for name, text in (("ko1", "김민수 씨는 내일 떠난다."), ("ko2", "김민수가 회의에 왔다."), ("ko3", "오늘 김민수를 만났다.")):
+        write(vault, f"Journal/{name}.md", text + "\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert sorted(create_entity_notes(memory).paths) == ["entities/person/王小明.md", "entities/person/田中太郎.md"]
+        for name in ("ko1", "ko2", "ko3"):
+            rows = memory.index.query("SELECT entity_id, surface FROM occurrences WHERE note_path = ?", [f"Journal/{name}.md"])
+            assert [tuple(r) for r in rows] == [("person:kim-minsu", "김민수")], name

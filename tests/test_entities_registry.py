@@ -16,6 +16,7 @@ from vaultmind.config import load_config
 from vaultmind.entities.notes import create_entity_notes, render_entity_note
 from vaultmind.entities.read import ambiguous
 from vaultmind.entities.registry import EntityNote, Registry
+from vaultmind.entities.registry_store import committed_registry
 from vaultmind.entities.resolve import Ambiguity, resolve_text
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -443,3 +444,47 @@ def test_a_suffix_after_a_comma_stays_with_the_alias_it_ends(vault: Path, mem: M
     assert occ(mem) == [("org:acme", "ACME")]
     hit = mem.query("search_entities", {"query": "Acme"})["hits"][0]
     assert (hit["node_id"], hit["aliases"]) == ("org:acme", ["Acme, Inc.", "ACME"])
+
+
+def test_a_one_word_place_or_org_guess_is_the_one_note_its_name_starts() -> None:
+    """"Priya" read as a place beside the note "Priya Shah" is Priya Shah, "Acme" read as a place
+    or an organization beside "Acme Corp" is Acme Corp — only when exactly one note of a person or
+    an organization starts so; a word that starts none, or two, stays the model's own."""
+    notes = [
+        EntityNote("person:priya-shah", "person", "Priya Shah", "entities/person/priya-shah.md"),
+        EntityNote("org:acme-corp", "org", "Acme Corp", "entities/org/acme-corp.md"),
+        EntityNote("person:jordan-lee", "person", "Jordan Lee", "entities/person/jordan-lee.md"),
+        EntityNote("org:jordan-foods", "org", "Jordan Foods", "entities/org/jordan-foods.md"),
+    ]
+    registry = Registry.build(notes)
+    text = "Sean is coming too, and maybe Priya. Tom sent the numbers from Acme. Then Jordan and Oslo."
+    spans = [(text.index(w), text.index(w) + len(w), label) for w, label in
+             (("Priya", "GPE"), ("Acme", "ORG"), ("Jordan", "GPE"), ("Oslo", "GPE"))]  # fmt: skip
+    found = {m.surface: m.entity_id for m in resolve_text(registry, text, spans).mentions}
+    assert found["Priya"] == "person:priya-shah"
+    assert found["Acme"] == "org:acme-corp"
+    assert found["Jordan"] == "place:jordan"  # a person's and an organization's: neither
+    assert found["Oslo"] == "place:oslo"
+    assert registry.resolve_name("Acme", "place").entity_id == "org:acme-corp"
+    assert registry.resolve_name("Acme", "person").entity_id is None  # a person's first name only
+
+
+def test_an_edited_kind_in_an_entity_note_changes_the_entitys_kind(vault: Path) -> None:
+    """A note vaultmind wrote as `org:harbor-hall` whose `kind` the user corrects to `place`:
+    the entity is `place:harbor-hall` (found as a place), its mentions follow, and the old id
+    is merged into it, so it still names the same entity."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    note = render_entity_note("org:harbor-hall", "org", "Harbor Hall", [])
+    path = write(vault, "entities/org/harbor-hall.md", note)
+    write(vault, "Journal/a.md", "---\ndate: 2026-11-02\n---\nThe gig at Harbor Hall was loud.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert {str(r[0]) for r in memory.index.query("SELECT entity_id FROM occurrences")} == {"org:harbor-hall"}
+        path.write_text(note.replace("kind: org", "kind: place"), encoding="utf-8")
+        memory.sync()
+        assert {str(r[0]) for r in memory.index.query("SELECT entity_id FROM occurrences")} == {"place:harbor-hall"}
+        hits = memory.query("search_entities", {"query": "Harbor Hall", "kind": "place"})["hits"]
+        assert [h["node_id"] for h in hits][:1] == ["place:harbor-hall"]
+        registry = committed_registry(memory.index)
+        assert registry.final("org:harbor-hall") == "place:harbor-hall"
+    assert path.read_text(encoding="utf-8") == note.replace("kind: org", "kind: place")  # the note is not touched

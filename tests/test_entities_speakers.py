@@ -105,3 +105,38 @@ def test_a_greeting_before_a_speakers_name_a_cheer_and_a_gladness_are_no_entitie
         memory.sync()
         assert _people(memory, "sources/chat/move.md") == {"person:jolene", "person:emil"}
         assert "person:ben" in _people(memory, "sources/chat/other.md")
+
+
+def test_a_speaker_spoken_of_by_first_name_is_that_speaker_where_the_model_tags_nothing(vault: Path) -> None:
+    """A chat day of Maya Patel, Luca Romano and Sean O'Brien: each first name the others speak
+    of ("Luca's place", "Sean is coming", "to Sean", "Maya already booked") is that speaker, model
+    or not; a name that calls the reader ("Thanks Luca", "Hey Maya,") is left to the model; and a
+    first name two speakers share stays unresolved. A cold rebuild finds the same."""
+    maya, luca, sean = "Maya Patel", "Luca Romano", "Sean O'Brien"
+    write(vault, "sources/chat/crew.md", _chat("crew", [
+        (maya, "Are we still on for Saturday at Luca's place?"),
+        (luca, "Yes! Bring snacks. Sean is coming too."),
+        (maya, "Happy birthday to Sean btw!!"),
+        (luca, "I think Maya already booked a taxi."),
+        (sean, "Thanks Luca. Hey Maya, got the photos?"),
+    ]))  # fmt: skip
+    write(vault, "sources/chat/jos.md", _chat("jos", [
+        ("Jo Black", "I think Jo already booked a taxi."),
+        ("Jo White", "Good."),
+    ]))  # fmt: skip
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        rows = memory.index.query(
+            "SELECT l.text, list(o.entity_id) FROM leaves l JOIN occurrences o ON o.leaf_id = l.id GROUP BY l.text"
+        )
+        named = {text.strip(): set(ids) for text, ids in rows}
+        assert "person:luca-romano" in named["Are we still on for Saturday at Luca's place?"]
+        assert "person:sean-o-brien" in named["Yes! Bring snacks. Sean is coming too."]
+        assert "person:sean-o-brien" in named["Happy birthday to Sean btw!!"]
+        assert "person:maya-patel" in named["I think Maya already booked a taxi."]
+        assert "person:jo-white" not in named["I think Jo already booked a taxi."]
+        after = sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences"))
+    with Memory.open(config) as memory:
+        memory.reindex()
+        assert sorted(memory.index.query("SELECT entity_id, leaf_id, surface FROM occurrences")) == after

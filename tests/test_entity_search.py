@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from rapidfuzz import fuzz, process
 
-from vaultmind.entities.fuzzy_names import MAX_SCORED, EntityNames, EntityRow, search_form
+from vaultmind.entities.fuzzy_names import MAX_SCORED, EntityNames, EntityRow, adjusted_score, search_form
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.memory import Memory
 from vaultmind.retrieval.modes import FUZZY_CUTOFF
@@ -32,13 +32,14 @@ def registry(count: int, seed: int = 7) -> EntityNames:
 
 
 def full_scan(names: EntityNames, query: str, kind: str | None) -> dict[int, float]:
+    """Every name scored as `EntityNames` scores its candidates (`WRatio`, then `adjusted_score`)."""
     best: dict[int, float] = {}
-    for _, score, pos in process.extract(
-        search_form(query), names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF
-    ):
+    needle = search_form(query)
+    for name, score, pos in process.extract(needle, names.names, scorer=fuzz.WRatio, limit=None, score_cutoff=FUZZY_CUTOFF):
         owner = int(names.owners[pos])
-        if kind is None or names.rows[owner].kind == kind:
-            best[owner] = max(best.get(owner, 0.0), float(score))
+        adjusted = adjusted_score(needle, name, float(score), bool(names.addresses[pos]))
+        if (kind is None or names.rows[owner].kind == kind) and adjusted >= FUZZY_CUTOFF:
+            best[owner] = max(best.get(owner, 0.0), adjusted)
     return best
 
 
@@ -194,3 +195,30 @@ def test_two_people_an_initial_and_a_surname_fit_are_both_ambiguous(vault: Path,
     assert {h["node_id"]: h["ambiguous"] for h in hits[:2]} == {"person:alice-chen": True, "person:amy-chen": True}, hits
     daniel = memory.query("search_entities", {"query": "D. Chen"})["hits"][0]
     assert (daniel["node_id"], daniel["ambiguous"]) == ("person:daniel-chen", False)
+
+
+def test_a_query_starting_a_full_name_ranks_it_over_a_shorter_name_and_an_address_domain_lower() -> None:
+    """"Priya S" and "Daniel K" name Priya Shah and Daniel Kim with a better name score than
+    Priya and Dan, whom the query says more than; "Acme" names Acme Corp above Tom Baker, whose
+    address is at acme.example, while his address itself and "tom" still find him."""
+    rows = [
+        EntityRow("person:priya-shah", "person", "Priya Shah", (), (), 3, None),
+        EntityRow("person:priya", "person", "Priya", (), (), 3, None),
+        EntityRow("person:daniel-kim", "person", "Daniel Kim", (), (), 3, None),
+        EntityRow("person:dan", "person", "Dan", (), (), 3, None),
+        EntityRow("org:acme-corp", "org", "Acme Corp", (), (), 3, None),
+        EntityRow("person:tom-baker", "person", "Tom Baker", (), ("tom@acme.example",), 3, None),
+    ]
+    names = EntityNames(rows)
+
+    def ranked(query: str) -> list[tuple[str, float]]:
+        found = names.search(query, cutoff=FUZZY_CUTOFF)
+        return sorted(((rows[i].id, score) for i, score in found.items()), key=lambda p: (-p[1], p[0]))
+
+    for query, full, short in (("Priya S", "person:priya-shah", "person:priya"), ("Daniel K", "person:daniel-kim", "person:dan")):
+        scores = dict(ranked(query))
+        assert ranked(query)[0][0] == full and scores[full] > scores[short], query
+    acme = ranked("Acme")
+    assert acme[0] == ("org:acme-corp", 90.0) and dict(acme)["person:tom-baker"] < 90.0
+    assert ranked("tom@acme.example")[0] == ("person:tom-baker", 100.0)
+    assert ranked("Tom")[0][0] == "person:tom-baker"

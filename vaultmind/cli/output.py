@@ -156,6 +156,9 @@ def print_stats(result: dict[str, Any], verb: str, vault: Path) -> None:
         print(f"  {enriched['ner_deferred']:,} texts wait for entity recognition: {enriched['hint']}")
     elif enriched.get("entity_notes"):
         print(f"  {counted(len(enriched['entity_notes']), 'entity note')} written under entities/")
+    if enriched.get("entity_notes_removed"):
+        print(f"  {counted(len(enriched['entity_notes_removed']), 'entity note')} of a name read wrongly before removed: "
+              + ", ".join(enriched["entity_notes_removed"]))
     for problem in enriched.get("problems") or []:
         print(f"  {problem['path']}: {problem['message']}")
     problems = result.get("problems") or []

@@ -42,8 +42,8 @@ SPOKEN_WORDS: Final = frozenset(
     "hi hey hiya hello bye goodbye thanks thx congrats congratulations bummer okay ok yeah yep yup nah nope "
     # spoken contractions
     "wanna gonna gotta lemme gimme dunno kinda sorta "
-    # adjectives a reply opens with, its subject dropped
-    "glad sorry".split()
+    # adjectives a reply opens with, its subject dropped; a season's greeting ("Merry Christmas")
+    "glad sorry merry".split()
 )
 """Words of speech that open a message and are never a name alone (see the module)."""
 
@@ -57,7 +57,14 @@ LEADING_ADVERBS: Final = frozenset(
 )
 """Adverbs that open a sentence before its subject, which a model reads as the first word of the
 name after them ("Later Jean-Luc Picard called" as an organization): never part of a name."""
-_LEADING_ADVERB = re.compile(r"([A-Z][a-z]+),?[ \t]+(?=[A-Z])")
+CONTACT_VERBS: Final = frozenset(
+    "ask tell call ping email e-mail text remind message invite thank meet cc dm phone ring contact "
+    "congratulate pay send wish".split()
+)
+"""Verbs of a to-do line that open it before the person it is about ("Tell Luca to pack light",
+"Ping Sarah about the invoice", "Email Jonathan the slides"), which a model reads as the first
+word of the name after them: never part of a name there."""
+_LEADING_WORD = re.compile(r"([A-Z][a-z]+(?:-[a-z]+)?),?[ \t]+(?=[A-Z])")
 _NAME_WORD = re.compile(r"[A-Z][^\W\d_]*(?:[-'’][A-Z]?[^\W\d_]+)*")
 
 # a word of prose: not inside an address, a path or a file name ("hi@example.com", "audio/basic")
@@ -124,8 +131,21 @@ def after_leading_adverb(text: str, start: int, end: int) -> int:
     """Where a hit of several words at `start`–`end` begins once a capitalised adverb that opens it
     and its sentence is left out ("Later Jean-Luc Picard", "Tonight, Root Shaw"): `start` when
     none does. Inside a sentence the word is the name's own ("we listened to Today FM", "Now TV")."""
-    lead = _LEADING_ADVERB.match(text, start, end)
-    if lead is None or lead.group(1).lower() not in LEADING_ADVERBS or not _opens_sentence(text, start):
+    return _after_lead(text, start, end, LEADING_ADVERBS)
+
+
+def after_leading_verb(text: str, start: int, end: int) -> int:
+    """Where a hit of several words at `start`–`end` begins once a to-do's verb that opens it and
+    its sentence is left out ("Tell Luca", "Remind Maya", `CONTACT_VERBS`): `start` when none
+    does. Inside a sentence the word is the name's own ("the Ask Jeeves site")."""
+    return _after_lead(text, start, end, CONTACT_VERBS)
+
+
+def _after_lead(text: str, start: int, end: int, words: frozenset[str]) -> int:
+    """Where the hit at `start`–`end` begins once one of `words`, capitalised, opening it and its
+    sentence before another capitalised word, is left out: `start` when none does."""
+    lead = _LEADING_WORD.match(text, start, end)
+    if lead is None or lead.group(1).lower() not in words or not _opens_sentence(text, start):
         return start
     return lead.end()
 

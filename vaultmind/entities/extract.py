@@ -33,7 +33,7 @@ sentence read as a work — is dropped (`capitals.py`); so is an organization's 
 word, a modifier or a mail protocol's ("the ASCII version", "some MIME?", `acronyms.py`); so is a hit whose shape is no name (a code, a weekday, a
 document's part alone, across a table's cells), and a person's takes in a kinship title
 (`shapes.py`); so is a word of speech ("Nah", "Wanna", "Awww"; one leading a hit is left out of
-it: "Glad Max") and a one-word hit its note writes in lower case and never capitalises inside a
+it: "Glad Max"; so is a to-do's verb: "Tell Luca", "Ping Sarah") and a one-word hit its note writes in lower case and never capitalises inside a
 sentence ("Nature's amazing", `common_words.py`); so is a hit inside a mail's transport header written out in the text
 ("Received: … (Postfix) with SMTP id …", `mail_headers.py`), while a hit that opens the
 writer's name in a reply's attribution ("On …, Megan One wrote:") is that person, in full, unless
@@ -54,6 +54,7 @@ from vaultmind.entities.capitals import capital_says_nothing, in_note_title
 from vaultmind.entities.common_words import (
     NoteWords,
     after_leading_adverb,
+    after_leading_verb,
     after_spoken_lead,
     dropped_g,
     person_shaped,
@@ -70,8 +71,9 @@ from vaultmind.entities.mail_headers import (
 from vaultmind.entities.shapes import no_name, with_title
 from vaultmind.markdown.blocks import fence_after
 
-SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "ner": 3}
-"""Overlapping spans: the lower value wins (then the longer span, then the earlier one)."""
+SOURCE_PRIORITY: Final = {"link": 0, "regex": 1, "registry": 2, "speaker": 3, "ner": 4}
+"""Overlapping spans: the lower value wins (then the longer span, then the earlier one). A
+"speaker" span is a conversation's speaker called by her first name (`speakers.first_name_spans`)."""
 
 NER_KINDS: Final = {
     "PERSON": "person",
@@ -125,7 +127,7 @@ class Span:
     end: int
     surface: str
     kind: str
-    source: str  # link | regex | registry | ner
+    source: str  # link | regex | registry | speaker | ner
     value: str = ""
 
 
@@ -233,7 +235,8 @@ def clean_ner_span(
     text: str, start: int, end: int, label: str, title: str = "", note: NoteWords | None = None
 ) -> Span | None:
     """A NER hit as a `Span`: trimmed of punctuation, a leading "the", a leading adverb ("Later
-    Jean-Luc Picard": a person's name, whatever the model read) and a trailing "'s";
+    Jean-Luc Picard": a person's name, whatever the model read), a to-do's leading verb ("Tell
+    Luca", "Remind Maya": a person, even read as a place) and a trailing "'s";
     None when it is not an entity kind, spans lines, has no letter left, or is an acronym of
     at most 3 letters (entity notes still teach those: add "IBM" to an alias list). `title`:
     the title of the note `text` is a leaf of, whose heading names no person or organization
@@ -261,7 +264,10 @@ def clean_ner_span(
         unled = after_leading_adverb(text, start, end)  # "Later Jean-Luc Picard called"
         if unled != start and kind == "org" and person_shaped(text[unled:end]) and not organization_name(text[unled:end]):
             kind = "person"  # the adverb made the model read a person's name as an organization's
-        start = unled
+        unverbed = after_leading_verb(text, unled, end)  # "Tell Luca to pack light", "Remind Maya"
+        if unverbed != unled and kind == "place":
+            kind = "person"  # who a to-do tells, reminds or pings is someone, however the model read it
+        start = unverbed
         surface = text[start:end]
         if " " not in surface and (spoken(surface) or dropped_g(text, surface, end)):
             return None

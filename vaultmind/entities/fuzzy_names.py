@@ -27,6 +27,9 @@ from vaultmind.index.store import Index
 MAX_SCORED = 1000
 FUZZY_CUTOFF = 70  # the weakest name match `search_entities` answers
 INITIAL_MATCH = 95.0  # "A. Chen" for Alice Chen: as strong as a near-exact name
+WORD_PREFIX_MATCH = 95.0  # "Priya S" for Priya Shah: the query starts each word of the name
+SAID_MORE_CAP = 90.0  # "Priya" or "Dan" for "Priya S", "Daniel K": the query says more than the name
+DOMAIN_SHARE = 0.8  # "acme" in tom@acme.example: the address's domain, not the person
 _INITIAL_FIRST = re.compile(r"([^\W\d_])\.?\s+([^\W\d_][\w'-]+)")  # "a. chen"
 _INITIAL_LAST = re.compile(r"([^\W\d_][\w'-]+),\s*([^\W\d_])\.?")  # "chen, a."
 _NAME_WORD = re.compile(r"[^\W_][\w'-]*")
@@ -67,12 +70,16 @@ class EntityNames:
         self.rows = rows
         names: list[str] = []
         owners: list[int] = []
+        addresses: list[bool] = []
         for i, row in enumerate(rows):
+            own = {search_form(n) for n in (row.display_name, *row.aliases) if n}
             for name in dict.fromkeys(search_form(n) for n in (row.display_name, *row.aliases, *row.other_names) if n):
                 names.append(name)
                 owners.append(i)
+                addresses.append(name not in own)
         self.names = names
         self.owners = np.array(owners, dtype=np.int32)
+        self.addresses = np.array(addresses, dtype=bool)  # an e-mail address or a handle, not a name
         self.kinds = np.array([rows[o].kind for o in owners], dtype=object)
         self._mentions = np.array([rows[o].mentions for o in owners], dtype=np.int64)
         postings: dict[str, list[int]] = {}
@@ -131,8 +138,19 @@ class EntityNames:
             return []
         choices = [self.names[p] for p in pos.tolist()]
         found = process.extract(needle, choices, scorer=fuzz.WRatio, limit=None, score_cutoff=cutoff)
-        owners = self.owners[pos[[i for _, _, i in found]]].tolist() if found else []
-        scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
+        at = pos[[i for _, _, i in found]] if found else np.zeros(0, dtype=np.int32)
+        owners = self.owners[at].tolist()
+        addresses = self.addresses[at].tolist()
+        words = _NAME_WORD.findall(needle)
+        if len(words) < 2 and not any(addresses):  # most queries: a name of one word, matching names
+            scored = [(name, float(score), owner) for (name, score, _), owner in zip(found, owners, strict=True)]
+        else:
+            locals_ = _local_scores(needle, [found[k][0] for k, address in enumerate(addresses) if address])
+            scored = [
+                (name, adjusted_score(needle, name, float(score), address, words, locals_.get(name)), owner)
+                for (name, score, _), owner, address in zip(found, owners, addresses, strict=True)
+            ]
+            scored = [s for s in scored if s[1] >= cutoff]
         return scored + self._initialled(needle, kind)
 
     def _initialled(self, needle: str, kind: str | None) -> list[tuple[str, float, int]]:
@@ -159,6 +177,44 @@ class EntityNames:
             if len(words) >= 2 and words[-1] == surname and words[0].startswith(initial):
                 out.append((f"{initial} {surname}", INITIAL_MATCH, int(self.owners[pos])))
         return out
+
+
+def _local_scores(needle: str, addresses: list[str]) -> dict[str, float]:
+    """`WRatio` of `needle` against the local part of each of `addresses`, in one call."""
+    if not addresses:
+        return {}
+    scores = process.cdist([needle], [a.split("@", 1)[0] for a in addresses], scorer=fuzz.WRatio, dtype=np.float64)[0]
+    return dict(zip(addresses, (float(x) for x in scores), strict=True))
+
+
+def adjusted_score(
+    needle: str, name: str, score: float, address: bool, words: list[str] | None = None, local: float | None = None
+) -> float:
+    """`WRatio`'s score of `name` for `needle` (of `words`, its words), set right where its partial match
+    misleads: a name whose words start with the query's words in order ("priya s" for Priya Shah)
+    scores `WORD_PREFIX_MATCH`, and one the query says more than ("Priya", "Dan" for "priya s",
+    "daniel k") at most `SAID_MORE_CAP`, below it; an e-mail address or a handle scores by its
+    local part, and a match in its domain only ("acme" in tom@acme.example) `DOMAIN_SHARE` of its
+    score, below the organization called so. `local`: the local part's score, when known."""
+    if address:
+        if needle == name or "@" not in name:
+            return score
+        local = float(fuzz.WRatio(needle, name.split("@", 1)[0])) if local is None else local
+        return max(local, DOMAIN_SHARE * score)
+    words = _NAME_WORD.findall(needle) if words is None else words
+    if len(words) < 2:
+        return score
+    if name.startswith(words[0]) and _starts_words(words, name.split()):  # (quick tests before splitting)
+        return max(score, WORD_PREFIX_MATCH)
+    if len(name) < len(needle) and words[0].startswith(name.split(" ", 1)[0]) and _starts_words(name.split(), words):
+        return min(score, SAID_MORE_CAP)
+    return score
+
+
+def _starts_words(prefixes: list[str], words: list[str]) -> bool:
+    """Whether each of `prefixes` starts the word of `words` at its place, and `words` has as many
+    at least ("priya", "s" of "priya", "shah")."""
+    return len(prefixes) <= len(words) and all(w.startswith(p) for p, w in zip(prefixes, words, strict=False))
 
 
 def _best(scored: list[tuple[str, float, int]]) -> dict[int, float]:

@@ -85,7 +85,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "19"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -120,6 +120,11 @@ EXTRACTOR_VERSION = "18"  # 2: a person's title is not part of their id; 3: "›
 # ("Glad Max": Max; `common_words.py`); 17: a name's broken byte (U+FFFD) at its edge is left out,
 # and an image's URL or one over `extract.MAX_URL_CHARS` (a tracker's) is no entity; 18: an adverb
 # opening a guess ("Later Jean-Luc Picard") is left out, and a person's name it led is a person's
+# 19: a to-do's verb opening a guess ("Tell Luca", "Remind Maya") is left out, and what it led is a
+# person when read as a place; "Merry" alone is a word of speech; a speaker spoken of by first name
+# is that speaker, a mail's recipients among its people (`speakers.first_name_spans`); a one-word
+# place or org guess is the one person or org note its name starts; a note's `kind` wins over its
+# id's; a Korean name is found before its particle ("김민수가")
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -405,9 +410,7 @@ class EntityDeriver:
                 found[(leaf_id, note_path)] = done[3]
                 self.prepared_leaves += 1
         read([(r[0], r[1], r[2]) for r in rows if (r[0], r[1]) not in found and (r[0], r[1]) not in texts])
-        authors = note_authors(
-            con, sorted({r[1] for r in rows if r[3] and spans.get(r[2]) and (r[0], r[1]) not in found})
-        )
+        authors = note_authors(con, sorted({r[1] for r in rows if r[3] and (r[0], r[1]) not in found}))
         guessed = sorted({r[1] for r in rows if spans.get(r[2]) and (r[0], r[1]) not in found})
         titles = note_titles(con, guessed)
         given = words or {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from functools import lru_cache
 from typing import Final
 
@@ -67,6 +67,45 @@ _UNSPACED = (
 )
 _UNSPACED_RE = re.compile(f"[{_UNSPACED}]")
 _UNSPACED_PIECE_RE = re.compile(f"[{_UNSPACED}]|[^{_UNSPACED}]+")
+
+
+_HANGUL_RE = re.compile("[\uac00-\ud7a3]+")
+_UNSPACED_NAME_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7a3]{3,}")  # Han, Hangul
+# Korean particles, written on the word before them ("김민수가", "김민수를"): the longer first
+KOREAN_PARTICLES: Final = tuple(
+    sorted(
+        "이 가 은 는 을 를 와 과 의 도 랑 로 만 께 에 "
+        "이랑 에게 한테 께서 에서 으로 부터 까지 처럼 보다 하고 이나 이다 "
+        "에게서 한테서 이에요 예요 입니다".split(),
+        key=len,
+        reverse=True,
+    )
+)
+
+
+def without_particle(word: str) -> str | None:
+    """A word of Hangul syllables without the particle it ends with ("김민수가" → "김민수"), when
+    two syllables at least are left; None for any other word."""
+    if not _HANGUL_RE.fullmatch(word):
+        return None
+    for particle in KOREAN_PARTICLES:
+        if word.endswith(particle) and len(word) - len(particle) >= 2:
+            return word[: -len(particle)]
+    return None
+
+
+def without_particle_token(token: tuple[str, int, int], names: Container[str]) -> tuple[str, int, int]:
+    """A word of a text (normalized, start, end: `word_spans`) without a Korean particle written
+    on it ("김민수가" → "김민수"), unless the whole word is one of `names`."""
+    stem = None if token[0] in names else without_particle(token[0])
+    return token if stem is None else (stem, token[1], token[2] - (len(token[0]) - len(stem)))
+
+
+def unspaced_full_name(key: str) -> bool:
+    """Whether an id's key is a name of three Han or Hangul characters or more, written without
+    spaces as Chinese, Japanese and Korean full names are ("王小明", "田中太郎", "김민수"): a full
+    name, though one word (a name in kana, "さくら", is a given name)."""
+    return _UNSPACED_NAME_RE.fullmatch(key) is not None
 
 
 def fold(text: str, *, keep_case: bool = False) -> str:

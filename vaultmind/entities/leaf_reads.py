@@ -20,16 +20,20 @@ the leaves whose mentions are not prepared (`EntityDeriver._derive`)."""
 
 
 def note_authors(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> dict[str, tuple[str, ...]]:
-    """The authors of each note in `paths` (a conversation's people, for the model's one-word
-    guesses in its messages), read from the `leaves` rows as they are now: a leaf derives the
-    same whichever of its note's leaves are derived with it. Only leaves with NER spans need
-    them (without NER there is no guess), so a first index, derived before NER, reads none."""
+    """The people of each note in `paths`: the authors of its messages and the recipients of its
+    mails (a conversation's people, who settle the model's one-word guesses in its messages and
+    are found by their first name: `resolve_text`'s `companions`), sorted, read from the `leaves`
+    rows as they are now: a leaf derives the same whichever of its note's leaves are derived with
+    it, and as a note's parse prepares it (`prep.conversation_people`)."""
     if not paths:
         return {}
     rows = execute_with(
         con,
-        "SELECT note_path, list(DISTINCT author ORDER BY author) FROM leaves "
-        "WHERE note_path IN (SELECT k FROM _rows) AND author IS NOT NULL GROUP BY note_path",
+        "SELECT note_path, list(DISTINCT who ORDER BY who) FROM ("
+        " SELECT note_path, author AS who FROM leaves WHERE note_path IN (SELECT k FROM _rows)"
+        " UNION ALL SELECT note_path, unnest(mail_to) FROM leaves WHERE note_path IN (SELECT k FROM _rows)"
+        " UNION ALL SELECT note_path, unnest(mail_cc) FROM leaves WHERE note_path IN (SELECT k FROM _rows)"
+        ") WHERE who IS NOT NULL GROUP BY note_path",
         rows=key_table(paths),
     ).fetchall()
     return {str(r[0]): tuple(r[1]) for r in rows}

@@ -24,9 +24,12 @@ vaultmind_body_sha256: "…"
 Rules: an existing file is never overwritten (not even one differing only in case); a name
 that is ambiguous in the registry gets no note (it would only hide the ambiguity), nor does a
 person known by one word only ("Dana", "Dr. Dana": the words of the id count, not of the name as
-written; add it to the right note's aliases instead); and a note
+written; add it to the right note's aliases instead) — a name of three characters or more written
+without spaces, as Chinese, Japanese and Korean full names are ("王小明", "田中太郎"), is a full name; and a note
 vaultmind created once is never created again, so deleting an entity note you do not want
-is final. The ids created are remembered in the vault, in `entities/.created` (a hidden file:
+is final. A note it wrote for a name it no longer reads ("Tell Luca", before a to-do's verb
+was left out of names), still byte for byte as written, is deleted (`retire.py`). The ids
+created are remembered in the vault, in `entities/.created` (a hidden file:
 Obsidian does not show it, vaultmind does not index it, and it goes wherever the vault goes —
 a clone, a sync — while `.vaultmind/` is derived state that may be deleted). A vault that has
 the older `.vaultmind/entities-created.txt` has both read.
@@ -42,15 +45,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vaultmind.entities.headings import escape_old_headings
-from vaultmind.entities.ids import key_of
+from vaultmind.entities.ids import key_of, unspaced_full_name
 from vaultmind.entities.query import stored_fuzzy_threshold
-from vaultmind.entities.registry_store import entity_note_body, load_registry, slug_of
+from vaultmind.entities.registry_store import entity_note_path, load_registry, render_entity_note
+from vaultmind.entities.retire import retire_misnamed_notes
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.errors import RefuseToClobber, VaultError
-from vaultmind.markdown.render import render_note
 from vaultmind.model import Problem
 from vaultmind.vault.atomic import write_atomic
 from vaultmind.vault.layout import ENTITIES_DIR, SUMMARIES_DIR
+
+__all__ = ["create_entity_notes", "planned_entity_notes", "render_entity_note"]
 
 if TYPE_CHECKING:
     from vaultmind.config import Config
@@ -108,9 +113,9 @@ def planned_entity_notes(
             continue
         if registry.by_name(display).ambiguous:
             continue
-        if kind == "person" and len(key_of(ident).split("-")) < 2:
+        if kind == "person" and len(key_of(ident).split("-")) < 2 and not unspaced_full_name(key_of(ident)):
             continue  # a first name alone ("Dana", "Dr. Dana", "Auntie Lin") rarely identifies one person
-        out.append((ident, _note_path(ident), render_entity_note(ident, kind, display, list(emails or []))))
+        out.append((ident, entity_note_path(ident), render_entity_note(ident, kind, display, list(emails or []))))
     return out
 
 
@@ -139,20 +144,6 @@ _MISREAD_PEOPLE = f"""
 """
 
 
-def render_entity_note(ident: str, kind: str, display: str, emails: list[str]) -> str:
-    """A new entity note: no aliases (the user adds them), the body `entity_note_body`."""
-    items: list[tuple[str, Any]] = [
-        ("vaultmind", "entity"),
-        ("id", ident),
-        ("kind", kind),
-        ("display_name", display),
-        ("aliases", []),
-        ("emails", emails),
-        ("handles", []),
-    ]
-    return render_note(items, entity_note_body(display))
-
-
 UNWRITTEN = "entity_note_unwritten"
 """The problem kind of an entity note vaultmind could not write (said by `status`, tried again
 at every sync)."""
@@ -179,7 +170,7 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         _say(memory.index, written.problems)
         return written
     before = _withheld(memory.index)
-    withheld = {ident for ident in before if ident in done and not _exists_any_case(vault / _note_path(ident))}
+    withheld = {ident for ident in before if ident in done and not _exists_any_case(vault / entity_note_path(ident))}
     if withheld:
         try:
             _remember(memory.config, done - withheld)
@@ -188,6 +179,7 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         else:
             done -= withheld
             withheld = set()
+    written.removed = retire_misnamed_notes(vault, memory.index, done)  # "Tell Luca", written before
     for ident, rel, text in planned_entity_notes(memory, done=done):
         target = vault / rel
         if _exists_any_case(target):
@@ -214,21 +206,24 @@ def create_entity_notes(memory: WritesEntityNotes) -> EntityNotesWritten:
         done.add(ident)
     _say(memory.index, written.problems, withheld if withheld != before else None)
     escaped = escape_old_headings(vault, memory.index)  # notes written before headings were escaped
-    if written.paths or escaped:
-        memory.sync_paths(written.paths + escaped)
+    if written.paths or escaped or written.removed:
+        memory.sync_paths(written.paths + escaped + written.removed)
     return written
 
 
 @dataclass(slots=True)
 class EntityNotesWritten:
-    """What `create_entity_notes` did: the notes written (vault paths), and those it could not."""
+    """What `create_entity_notes` did: the notes written (vault paths), those it could not, and
+    those of its own it removed."""
 
     paths: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)  # vaultmind's own notes of a name it no longer reads (`retire`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "entity_notes": list(self.paths),
+            "entity_notes_removed": list(self.removed),
             "problems": [{"path": p.path, "kind": p.kind, "message": p.message} for p in self.problems],
         }
 
@@ -254,7 +249,7 @@ def _unforgotten(ident: str, undo: Exception, write: Exception | None = None) ->
     says it was (`undo`: why)."""
     first = f"vaultmind could not write it ({_reason(write)}), nor" if write is not None else "vaultmind could not"
     return Problem(
-        _note_path(ident),
+        entity_note_path(ident),
         UNWRITTEN,
         f"{first} take `{ident}` back out of {CREATED_PATH} ({_reason(undo)}); make room or make that folder"
         f" writable — the next sync takes it out and writes the note (with the index rebuilt meanwhile,"
@@ -292,11 +287,6 @@ def _say(index: Index, problems: list[Problem], withheld: set[str] | None = None
                 "INSERT INTO problems (path, kind, message) VALUES (?, ?, ?)",
                 [problem.path, problem.kind, problem.message],
             )
-
-
-def _note_path(ident: str) -> str:
-    """The vault path of the entity note of `ident` (`person:dana-whitfield`)."""
-    return f"{ENTITIES_DIR}/{ident.partition(':')[0]}/{slug_of(ident)}.md"
 
 
 def _exists_any_case(path: Path) -> bool:

@@ -62,11 +62,23 @@ class EntityPrep:
 
     def __call__(self, note: ParsedNote, frontmatter_json: str) -> PreparedNote:
         registry = self.registry
+        people = conversation_people(note)
         leaves = tuple(
-            (leaf.id, leaf.content_hash, leaf.author, mentions_of(registry, note.path, leaf.text, None, leaf.author))
+            (leaf.id, leaf.content_hash, leaf.author, self._mentions(note.path, leaf.text, leaf.author, people))
             for leaf in note.leaves
         )
         return registry.digest, leaves
+
+    def _mentions(self, path: str, text: str, author: str | None, people: tuple[str, ...]) -> Mentions:
+        """A leaf's mentions without NER; a message's with its conversation's people."""
+        return mentions_of(self.registry, path, text, None, author, people if author else ())
+
+
+def conversation_people(note: ParsedNote) -> tuple[str, ...]:
+    """The authors of a note's messages and the recipients of its mails, sorted: what
+    `leaf_reads.note_authors` reads of the note's rows in the index."""
+    found = {who for leaf in note.leaves for who in (leaf.author, *leaf.to, *leaf.cc) if who is not None}
+    return tuple(sorted(found))
 
 
 class _NoPrep:

@@ -53,6 +53,7 @@ from vaultmind.entities.ids import (
     make_id,
     name_key,
     normalize,
+    without_particle_token,
     word_spans,
     words,
 )
@@ -64,6 +65,7 @@ LINK_MEMO = 1 << 14  # `Registry.by_link` answers kept (emptied when full)
 ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
 GIVEN_MIN_CHARS = 3
+_LEADING_WORD_KINDS = ("person", "org")  # the kinds whose full name's first word may name them alone
 RULES = 7  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 # (6: a generated note's one-word name matches only as written; the case forms of one name add up)
 # (7: a character of a script written without spaces is a word: "李明" matches in "我和李明一起")
@@ -152,7 +154,7 @@ class Registry:
         default_factory=dict
     )  # first word of a name → most words of such names
     _choices: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # kind → content word → names
-    _given: dict[str, set[str]] = field(default_factory=dict)  # first word of a person's full name → ids
+    _given: dict[str, set[str]] = field(default_factory=dict)  # first word of a person's or an org's full name → ids
     _fuzzy: dict[tuple[str, str], Match] = field(default_factory=dict)
     # `resolve.resolve_author`'s answers by raw author (the registry never changes once built)
     authors: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -230,7 +232,7 @@ class Registry:
         read = words(entry.display_name, keep_case=True)
         as_read = read[0] if entry.generated and len(read) == 1 else None
         self._claim(key_of(entry.id).replace("-", " "), entry.id, IMPLICIT, as_read=as_read)
-        if kind_of(entry.id) == "person":
+        if kind_of(entry.id) in _LEADING_WORD_KINDS:
             for name in (entry.display_name, *entry.aliases):
                 first = given_name(words(name))
                 if first is not None and len(first) >= GIVEN_MIN_CHARS:
@@ -378,18 +380,23 @@ class Registry:
         if match.entity_id is not None or match.ambiguous:
             return match
         match = self.fuzzy(name, kind)
-        if match.entity_id is not None or match.ambiguous or kind != "person":
+        if match.entity_id is not None or match.ambiguous:
             return match
-        return self.given_name(name)
+        if kind == "person":
+            return self.given_name(name)
+        # "Priya" read as a place beside the note "Priya Shah", "Acme" beside "Acme Corp": the
+        # model's label for the same word varies, the one note its name starts stays
+        return self.given_name(name, _LEADING_WORD_KINDS) if kind in ("org", "place") else match
 
-    def given_name(self, name: str) -> Match:
+    def given_name(self, name: str, kinds: tuple[str, ...] = ("person",)) -> Match:
         """"Dana" → the person whose full name (display name or an alias) is "Dana …", when
         exactly one has it; no match when several do (never guessed, and not reported: a
-        shared first name is normal)."""
+        shared first name is normal). With `kinds` ("person", "org"), the one entity of those
+        kinds whose name starts with the word ("Acme" → Acme Corp)."""
         key = normalize(name)
         if " " in key or len(key) < GIVEN_MIN_CHARS:
             return NO_MATCH
-        finals = {self.final(i) for i in self._given.get(key, ())}
+        finals = {self.final(i) for i in self._given.get(key, ()) if kind_of(i) in kinds}
         return Match(finals.pop()) if len(finals) == 1 else NO_MATCH
 
     def find_names(
@@ -401,10 +408,10 @@ class Registry:
         """
         if not self.names:
             return [], []
-        tokens = list(word_spans(text))
+        first = self._first_words
+        tokens = word_spans(text) if text.isascii() else [without_particle_token(t, first) for t in word_spans(text)]
         spans: list[Span] = []
         ambiguous: list[tuple[str, Match]] = []
-        first = self._first_words
         i = 0
         n = len(tokens)
         while i < n:
@@ -485,3 +492,4 @@ def _handle_keys(handle: str) -> Iterator[str]:
         rest = key.split(":", 1)[1].lstrip("@")
         if rest:
             yield rest
+

@@ -28,8 +28,8 @@ from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.note import alias_items
-from vaultmind.markdown.render import title_heading
-from vaultmind.vault.layout import windows_safe
+from vaultmind.markdown.render import render_note, title_heading
+from vaultmind.vault.layout import ENTITIES_DIR, windows_safe
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
@@ -56,7 +56,10 @@ def _strings(value: Any) -> tuple[str, ...]:
 
 
 def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> EntityNote | None:
-    """The registry entry of one note under `entities/` (None for README-like notes)."""
+    """The registry entry of one note under `entities/` (None for README-like notes). Its `kind`
+    wins over the kind its `id` spells — the property Obsidian shows, the one a person corrects:
+    `id: "org:harbor-hall"` with `kind: place` is `place:harbor-hall`, and `org:harbor-hall` is
+    merged into it (as an id in `aliases` is), so what named the old id names the new."""
     marker = frontmatter.get("vaultmind")
     if marker is not None and str(marker).strip().lower() not in ("entity", ""):
         return None
@@ -68,6 +71,9 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
     raw_id = frontmatter.get("id")
     ident = canonical_id(str(raw_id)) if isinstance(raw_id, str) and ID_LIKE.match(raw_id.strip()) else None
     kind = fm_kind or (kind_of(ident) if ident else None) or folder_kind or "topic"
+    merged: tuple[str, ...] = ()
+    if ident is not None and kind != kind_of(ident):  # `kind:` edited: the note's entity is of that kind now
+        merged, ident = (ident,), canonical_id(f"{kind}:{key_of(ident)}") or ident
     if ident is None:
         ident = make_id(kind, stem) or make_id(kind, title)
         if ident is None:
@@ -79,7 +85,7 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
         else ""
     )
     display = display or title.strip() or stem
-    aliases = _strings(alias_items(frontmatter))
+    aliases = _strings(alias_items(frontmatter)) + merged  # the id it had: merged into it, as an alias's is
     return EntityNote(
         id=ident,
         kind=kind_of(ident),
@@ -153,6 +159,20 @@ def entity_note_body(display: str) -> str:
     display name it read in the text (the user's display name or a note the user wrote has
     none or another)."""
     return f"{title_heading(display)}\n"
+
+
+def render_entity_note(ident: str, kind: str, display: str, emails: list[str]) -> str:
+    """A new entity note: no aliases (the user adds them), the body `entity_note_body`."""
+    items: list[tuple[str, Any]] = [
+        ("vaultmind", "entity"),
+        ("id", ident),
+        ("kind", kind),
+        ("display_name", display),
+        ("aliases", []),
+        ("emails", emails),
+        ("handles", []),
+    ]
+    return render_note(items, entity_note_body(display))
 
 
 def unescaped_entity_note_body(display: str) -> str:
@@ -250,6 +270,11 @@ def committed_registry(index: Index, *, fuzzy_threshold: float = 90.0) -> Regist
         registry = load_registry(index.con, fuzzy_threshold=fuzzy_threshold)
         index.keep_view(name, index.notes_generation, registry)
         return registry
+
+
+def entity_note_path(ident: str) -> str:
+    """The vault path of the entity note vaultmind writes for `ident` (`person:dana-whitfield`)."""
+    return f"{ENTITIES_DIR}/{ident.partition(':')[0]}/{slug_of(ident)}.md"
 
 
 def slug_of(entity_id: str) -> str:

@@ -18,7 +18,9 @@ was indexed under. Order of work:
    wrote another of its messages), and so do the short forms and greetings its speakers call
    each other by ("Mel" for Melissa, "Congrats Jolene!"), while a cheer read as an organization
    ("Woohoo, thanks Emil!") or a person opening a sentence before a pronoun ("Glad you made it!")
-   is no entity (`speakers.py`);
+   is no entity, and a speaker the others speak of by first name ("Sean is coming") is that
+   speaker even where the model tags nothing (`speakers.first_name_spans`; a mail's recipients
+   count as its speakers) (`speakers.py`);
 5. a message's author comes first; each id once, with its first surface.
 """
 
@@ -45,7 +47,13 @@ from vaultmind.entities.mail_headers import mail_system_address
 from vaultmind.entities.ner import RawSpan
 from vaultmind.entities.registry import Match, Registry
 from vaultmind.entities.shapes import generated_name
-from vaultmind.entities.speakers import addressed, exclamation, opens_before_pronoun, short_form
+from vaultmind.entities.speakers import (
+    addressed,
+    exclamation,
+    first_name_spans,
+    opens_before_pronoun,
+    short_form,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +110,8 @@ def resolve_text(
         candidates.append(span)
     names, unclear = registry.find_names(text, code)
     candidates.extend(names)
+    if companions:  # "Thanks Luca", where Luca Romano writes too (`speakers.first_name_spans`)
+        candidates.extend(first_name_spans(text, _speaker_firsts(registry, author, author_id, companions), code))
     for surface, match in unclear:
         ambiguous.append(Ambiguity(surface, match.candidates))
     english = bool(ner) and english_prose(text, code)
@@ -176,10 +186,33 @@ def _speakers(
     """The people who write in the conversation (its author and the others), by the first word
     of their name, one word or more ("Melissa", "Dana Whitfield"): normalized first name → id."""
     out: dict[str, str] = {}
-    for name, ident in ((author, author_id), *((c, resolve_author(registry, c, [])) for c in companions)):
-        if ident is not None and kind_of(ident) == "person" and (first := _first_name_of(name or "")):
+    for name, ident in _people_of(registry, author, author_id, companions):
+        if first := _first_name_of(name):
             out.setdefault(first, ident)
     return out
+
+
+def _speaker_firsts(
+    registry: Registry, author: str | None, author_id: str | None, companions: Sequence[str]
+) -> dict[str, str]:
+    """The first names of the conversation's people as they write them, each only when one
+    person of the conversation has it ("Luca" → `person:luca-romano`): `first_name_spans`."""
+    found: dict[str, set[str]] = {}
+    for name, ident in _people_of(registry, author, author_id, companions):
+        named = parse_author(name)
+        first = named.name.split(" ", 1)[0] if named is not None and named.name else ""
+        if len(first) >= 2 and first[0].isupper() and first.isalpha():
+            found.setdefault(first, set()).add(ident)
+    return {first: ids.pop() for first, ids in found.items() if len(ids) == 1}
+
+
+def _people_of(
+    registry: Registry, author: str | None, author_id: str | None, companions: Sequence[str]
+) -> list[tuple[str, str]]:
+    """(name as written, id) of the conversation's people: its author and the others, who are
+    people (not an address alone, an organization or a handle's robot)."""
+    pairs = ((author, author_id), *((c, resolve_author(registry, c, [])) for c in companions))
+    return [(name, ident) for name, ident in pairs if name and ident is not None and kind_of(ident) == "person"]
 
 
 @lru_cache(maxsize=1 << 12)
@@ -248,7 +281,7 @@ def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambi
 
 
 def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) -> str | None:
-    if span.source == "registry":
+    if span.source in ("registry", "speaker"):
         return span.value
     kind = span.kind
     if kind == "email":
