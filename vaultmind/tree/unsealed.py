@@ -5,10 +5,10 @@ comes back at its path with the title, aliases and properties you gave it. A sto
 `vaultmind stop`) or a failure between the delete and that seal must not lose them, so before
 the note is deleted its bytes are recorded in a `tree.unsealed` job (the queue's `jobs` table,
 in the index; no worker runs these, `vaultmind queue` lists them). The seal that writes the
-note at that path again takes them and settles the job. A job whose group can never be sealed
-again — one of its children is no longer waiting in its buffer (sealed into another summary,
-edited into a new leaf, deleted) — is settled by the next pass that ends without a stop: that
-note is a new one, with vaultmind's title.
+note at that path again takes them and settles the job; so does the new summary sealed over
+other children that replaces it (a message under it deleted: `engine._Sealer._replaced`). A job
+none of whose children is waiting in its buffer any more (every one deleted, or sealed into
+another summary) is settled by the next pass that ends without a stop.
 """
 
 from __future__ import annotations
@@ -83,10 +83,10 @@ def _settle(con: duckdb.DuckDBPyConnection, paths: Sequence[str]) -> None:
 
 
 def tidy(index: Index, settings: TreeSettings) -> None:
-    """Settle the jobs whose group can never be sealed again (see the module)."""
+    """Settle the jobs none of whose children is waiting to be summarized again (see the module)."""
     moot = []
     for row in _rows(index):
         waiting = {item.id for item in buffer(index, settings, str(row["tree"]), int(row["level"]) - 1)}
-        if not {str(child) for child in row["children"]} <= waiting:
+        if not {str(child) for child in row["children"]} & waiting:
             moot.append(str(row["path"]))
     settle(index, moot)
