@@ -118,3 +118,15 @@ def test_a_loop_of_a_short_sentence_is_still_refused() -> None:
     assert repeats_itself("Bob said yes. " * 50)
     assert repeats_itself("Dr. Okafor agreed. " * 3)
     assert repeats_itself("The launch moved to plan B. " * 40)  # initials are read past, but not for ever
+
+
+def test_an_answer_cut_to_its_budget_never_ends_on_a_title() -> None:
+    """Cut at a sentence end, but a title's full stop is none: "… approved by Dr." said nothing."""
+    answer = (
+        "Alice Chen asked about the Q3 budget for the launch. The budget was approved by Dr. Okafor on "
+        "Monday after a long call with Bob Stone about every line of it."
+    )
+    first = "Alice Chen asked about the Q3 budget for the launch."
+    for budget in range(17, 41, 3):
+        text, summarizer, _, _, _ = _summarize([answer], budget)
+        assert text == first and PROMPT_HASH.match(summarizer), (budget, text)

@@ -299,12 +299,14 @@ def _sentences(text: str) -> list[str]:
 
 
 def _cut_at_sentence(text: str, budget: int) -> str:
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)]
-    best = ""
-    for end in ends:
-        if count_tokens(text[:end]) > budget:
+    """The longest run of `text`'s first sentences within `budget` (`_sentences`: not after
+    "Dr.", which would end it on a title); "" when not even the first fits."""
+    best = kept = ""
+    for sentence in _sentences(text):
+        kept += sentence
+        if count_tokens(kept) > budget:
             break
-        best = text[:end]
+        best = kept
     return best.strip()
 
 
