@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 import weakref
@@ -50,7 +49,6 @@ from vaultmind.tree.note import (
     children_digest,
     iso_z,
     naive_utc,
-    parse_link,
     summary_id,
     summary_path,
     summary_title,
@@ -61,6 +59,7 @@ from vaultmind.tree.report import Progress, SealReport
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
 from vaultmind.tree.summarizers import summarizer_for
+from vaultmind.tree.unsealed import SUMMARY_ID_RE
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -69,7 +68,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
-_SUMMARY_ID_RE = re.compile(r"s-[0-9a-f]{16}")  # `note.summary_id`'s form
 
 # -- public API --------------------------------------------------------------------------------
 
@@ -176,7 +174,7 @@ def reseal_stale(
             )
             continue
         if held is not None:  # the keys you added come back if it is sealed again, after a stop too
-            children = sealed_children(row.level, row.children, held)
+            children = unsealed.sealed_children(row.level, row.children, held)
             unsealed.record(
                 memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=children
             )
@@ -201,35 +199,6 @@ def reseal_stale(
     for tree in sorted(freed):
         sealer.cascade(tree, l0_upto=freed[tree])
     return sealer.done()
-
-
-GONE_CHILD = "\0a child no longer there"  # in a group no live buffer can hold: the group sealed again is a new note
-
-
-def sealed_children(level: int, resolved: Sequence[str], note: bytes) -> tuple[str, ...]:
-    """The children a summary note was sealed over, by id, as a group sealed again must match
-    to keep its id (`_Sealer._earlier_id`): the index's `resolved` children when every link of
-    the note still resolves; else, above level 1, the ids its links name (a child summary you
-    deleted is sealed again under its id); else `resolved` and `GONE_CHILD` — a message or
-    section deleted: the summary over what is left is a new one, with the id and path a fresh
-    vault gives it, which takes what you gave this one (`_Sealer._replaced`; docs/trees.md,
-    "Links and titles follow")."""
-    links = split_frontmatter(note.decode("utf-8", errors="replace")).data.get("children")
-    written = [str(link) for link in links if isinstance(link, str)] if isinstance(links, list) else []
-    if len(written) <= len(resolved):
-        return tuple(resolved)
-    if level > 1:
-        named = [_SUMMARY_ID_RE.fullmatch(_link_stem(link)) for link in written]
-        if all(named):
-            return tuple(dict.fromkeys(m.group(0) for m in named if m is not None))
-    return (*resolved, GONE_CHILD)
-
-
-def _link_stem(link: str) -> str:
-    """The note name a child link points at, without a `-2` … suffix (`note.summary_path`)."""
-    parsed = parse_link(link)
-    stem = parsed.note_path.rsplit("/", 1)[-1].removesuffix(".md") if parsed is not None else ""
-    return re.sub(r"-\d+$", "", stem)
 
 
 # -- the sealer ----------------------------------------------------------------------------------
@@ -429,7 +398,7 @@ class _Sealer:
         if held is None:
             return None
         sid = split_frontmatter(held.decode("utf-8", errors="replace")).data.get("id")
-        return sid if isinstance(sid, str) and _SUMMARY_ID_RE.fullmatch(sid) else None
+        return sid if isinstance(sid, str) and SUMMARY_ID_RE.fullmatch(sid) else None
 
     def _replaced(self, tree: str, level: int, group: Sequence[BufferItem]) -> str | None:
         """The path of the stale summary removed at this level whose title, aliases and
