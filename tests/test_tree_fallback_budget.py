@@ -44,3 +44,9 @@ def test_what_several_people_said_still_counts_their_names() -> None:
     text = extractive_summary(children, budget)
     assert count_tokens(text) <= budget and text.count(" said: ") == 1
     assert extractive_summary(children[:1], output_budget(children[0].tokens)) == f"Dana Whitfield said: {NEWS}"
+    short = [  # both fit the budget by their words alone, but not with both names in front
+        ChildText("a", "The Harbor Hall is booked for Thursday.", "message", "Dana Whitfield", "2024-04-01T10:00:00Z"),
+        ChildText("b", "Saffron Table confirmed the menu today.", "message", "Priya Raman", "2024-04-01T10:05:00Z"),
+    ]  # fmt: skip
+    budget = output_budget(sum(c.tokens for c in short))
+    assert count_tokens(extractive_summary(short, budget)) <= budget

@@ -94,3 +94,39 @@ def test_a_body_read_as_prose_keeps_its_hyphens_and_numbers() -> None:
     text, summarizer, _, _, _ = _summarize([answer])
     assert text == answer and PROMPT_HASH.match(summarizer)
     assert split_frontmatter(f"---\nx: 1\n---\n{text}\n").body == text + "\n"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        # a title's or an initial's full stop ends no sentence: "Dr." said three times is no loop
+        "Dr. Okafor booked the hall. Dr. Okafor paid the deposit. Dr. Okafor invited Alice Chen.",
+        " ".join(f"Dr. Okafor checked item {i} with Mr. B. Stone." for i in range(12)),
+        # a short reply quoted in a chat's summary, said three times
+        "Alice Chen asked three questions about the venue. Yes. Yes. Yes. Bob Stone answered each one.",
+        "Alice Chen asked if the hall was booked. Yes, said Bob. She asked about food. No. She asked "
+        "about music. No. The playlist is Carla's. No.",
+        "In the 1990s Alice Chen ran the bar. 3 people came to the launch. The budget – about 500 euros – grew.",
+    ],
+)
+def test_prose_that_says_a_title_or_a_short_reply_again_is_no_loop(answer: str) -> None:
+    assert not repeats_itself(answer)
+
+
+def test_a_loop_of_a_short_sentence_is_still_refused() -> None:
+    assert repeats_itself("Yes. Yes. Yes.")
+    assert repeats_itself("Bob said yes. " * 50)
+    assert repeats_itself("Dr. Okafor agreed. " * 3)
+    assert repeats_itself("The launch moved to plan B. " * 40)  # initials are read past, but not for ever
+
+
+def test_an_answer_cut_to_its_budget_never_ends_on_a_title() -> None:
+    """Cut at a sentence end, but a title's full stop is none: "… approved by Dr." said nothing."""
+    answer = (
+        "Alice Chen asked about the Q3 budget for the launch. The budget was approved by Dr. Okafor on "
+        "Monday after a long call with Bob Stone about every line of it."
+    )
+    first = "Alice Chen asked about the Q3 budget for the launch."
+    for budget in range(17, 41, 3):
+        text, summarizer, _, _, _ = _summarize([answer], budget)
+        assert text == first and PROMPT_HASH.match(summarizer), (budget, text)

@@ -118,9 +118,10 @@ def test_a_stop_between_removing_a_stale_summary_and_sealing_it_again_keeps_your
         assert waiting == 0
 
 
-def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_waiting(vault: Path) -> None:
-    """Its group can never be sealed again (a new leaf joined it): the note is a new one, with
-    vaultmind's title, and the kept keys are let go once a pass completes."""
+def test_a_removed_summary_whose_children_were_sealed_otherwise_gives_them_your_title(vault: Path) -> None:
+    """Its group can never be sealed again (a message of it deleted after the stop): the summary
+    over what is left is a new note, with a new id, that takes the title you gave the old one
+    (never lose data); nothing is left waiting."""
     with Memory.open(tree_config(vault)) as memory:
         sealed, _, _, _ = _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"')
         reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
@@ -131,7 +132,22 @@ def test_a_removed_summary_whose_children_were_sealed_otherwise_leaves_nothing_w
         report = flush(memory, now=START + timedelta(days=30), summarizer=FallbackSummarizer())
         (new,) = report.sealed
         assert new["path"] != sealed["path"]
-        assert split_frontmatter((vault / new["path"]).read_text(encoding="utf-8")).data["title"] != "Venue week"
+        assert split_frontmatter((vault / new["path"]).read_text(encoding="utf-8")).data["title"] == "Venue week"
+        waiting = memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'")
+        assert waiting == 0
+
+
+def test_a_removed_summary_none_of_whose_children_is_left_leaves_nothing_waiting(vault: Path) -> None:
+    """Every message under it deleted after the stop: nothing is summarized again, and the
+    kept keys are let go once a pass completes."""
+    with Memory.open(tree_config(vault)) as memory:
+        _sealed_then_titled_and_stale(vault, memory, 'title: "Venue week"')
+        reseal_stale(memory, max_nodes=5, summarizer=_StoppedWhileSummarizing(memory))
+    (vault / "sources/chat/slack/fernhill/launch/2024-03-04.md").unlink()
+    with Memory.open(tree_config(vault)) as memory:
+        memory.sync()
+        report = flush(memory, now=START + timedelta(days=30), summarizer=FallbackSummarizer())
+        assert not report.sealed
         waiting = memory.index.scalar("SELECT count(*) FROM jobs WHERE kind = 'tree.unsealed' AND status = 'ready'")
         assert waiting == 0
 

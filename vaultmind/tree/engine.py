@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 import weakref
@@ -50,7 +49,6 @@ from vaultmind.tree.note import (
     children_digest,
     iso_z,
     naive_utc,
-    parse_link,
     summary_id,
     summary_path,
     summary_title,
@@ -61,6 +59,7 @@ from vaultmind.tree.report import Progress, SealReport
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 from vaultmind.tree.summarize import Summarizer, SummaryText, close_summarizer, output_budget
 from vaultmind.tree.summarizers import summarizer_for
+from vaultmind.tree.unsealed import SUMMARY_ID_RE
 from vaultmind.vault.atomic import write_atomic
 
 if TYPE_CHECKING:
@@ -69,7 +68,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_SEALS_PER_TREE = 100_000  # a guard against a loop, far above any real tree
-_SUMMARY_ID_RE = re.compile(r"s-[0-9a-f]{16}")  # `note.summary_id`'s form
 
 # -- public API --------------------------------------------------------------------------------
 
@@ -176,7 +174,7 @@ def reseal_stale(
             )
             continue
         if held is not None:  # the keys you added come back if it is sealed again, after a stop too
-            children = sealed_children(row.level, row.children, held)
+            children = unsealed.sealed_children(row.level, row.children, held)
             unsealed.record(
                 memory.index, path=row.note_path, note=held, tree=row.tree, level=row.level, children=children
             )
@@ -201,34 +199,6 @@ def reseal_stale(
     for tree in sorted(freed):
         sealer.cascade(tree, l0_upto=freed[tree])
     return sealer.done()
-
-
-GONE_CHILD = "\0a child no longer there"  # in a group no live buffer can hold: the group sealed again is a new note
-
-
-def sealed_children(level: int, resolved: Sequence[str], note: bytes) -> tuple[str, ...]:
-    """The children a summary note was sealed over, by id, as a group sealed again must match
-    to keep its id (`_Sealer._earlier_id`): the index's `resolved` children when every link of
-    the note still resolves; else, above level 1, the ids its links name (a child summary you
-    deleted is sealed again under its id); else `resolved` and `GONE_CHILD` — a message or
-    section deleted: the summary over what is left is a new one, with the id, path and title a
-    fresh vault gives it (docs/trees.md, "Links and titles follow")."""
-    links = split_frontmatter(note.decode("utf-8", errors="replace")).data.get("children")
-    written = [str(link) for link in links if isinstance(link, str)] if isinstance(links, list) else []
-    if len(written) <= len(resolved):
-        return tuple(resolved)
-    if level > 1:
-        named = [_SUMMARY_ID_RE.fullmatch(_link_stem(link)) for link in written]
-        if all(named):
-            return tuple(dict.fromkeys(m.group(0) for m in named if m is not None))
-    return (*resolved, GONE_CHILD)
-
-
-def _link_stem(link: str) -> str:
-    """The note name a child link points at, without a `-2` … suffix (`note.summary_path`)."""
-    parsed = parse_link(link)
-    stem = parsed.note_path.rsplit("/", 1)[-1].removesuffix(".md") if parsed is not None else ""
-    return re.sub(r"-\d+$", "", stem)
 
 
 # -- the sealer ----------------------------------------------------------------------------------
@@ -348,7 +318,9 @@ class _Sealer:
         result = self._summarize(hydrated.children, output_budget(tokens_in), tokens_in)
         if self.memory.stopping.is_set():
             return False  # its call was given up for the stop: the next start seals the group
-        sid = self._earlier_id(tree, level + 1, group) or self._new_id(tree, level + 1, group, hydrated.keys)
+        sid = self._earlier_id(tree, level + 1, group)
+        heir = None if sid else self._replaced(tree, level + 1, group)  # whose title and properties it takes
+        sid = sid or self._new_id(tree, level + 1, group, hydrated.keys)
         note = SummaryNote(
             id=sid,
             tree=tree,
@@ -377,7 +349,7 @@ class _Sealer:
             for n in range(1, SUMMARY_PATHS + 1):  # around the notes of yours at its paths
                 path = summary_path(folder, level + 1, sid, n)
                 try:
-                    outcome = self._write(path, note)
+                    outcome = self._write(path, note, heir)
                 except OSError as exc:  # no room, no permission, a file where a folder goes: this tree waits
                     return self._abort(tree, level, f"{path} could not be written ({exc}); the next pass tries again")
                 if outcome != "kept":
@@ -394,8 +366,8 @@ class _Sealer:
             taken = self.index.scalar("SELECT max(len(children)) FROM summaries WHERE note_path = ?", [path])
             if taken != len(group):  # without this guard a note the index rejects would be sealed forever
                 return self._abort(tree, level, f"{path} was written but the index did not take it")
-            if self.kept_keys.pop(path, None) is not None:
-                unsealed.settle(self.index, [path])
+            taken = [p for p in (path, heir) if p is not None and self.kept_keys.pop(p, None) is not None]
+            unsealed.settle(self.index, taken)
         self._sealed += 1
         if self._progress is not None:
             phase, progress, due = self._progress
@@ -426,7 +398,23 @@ class _Sealer:
         if held is None:
             return None
         sid = split_frontmatter(held.decode("utf-8", errors="replace")).data.get("id")
-        return sid if isinstance(sid, str) and _SUMMARY_ID_RE.fullmatch(sid) else None
+        return sid if isinstance(sid, str) and SUMMARY_ID_RE.fullmatch(sid) else None
+
+    def _replaced(self, tree: str, level: int, group: Sequence[BufferItem]) -> str | None:
+        """The path of the stale summary removed at this level whose title, aliases and
+        properties the summary sealed over `group` takes when it is not the same summary (a
+        message or note under it deleted, a child summary sealed anew below, leaves grouped
+        otherwise): the one whose children come first in `group`. What you gave a summary is
+        never dropped while any of its children is summarized again (docs/trees.md, "Links and
+        titles follow")."""
+        at = {item.id: n for n, item in enumerate(group)}
+        held = [
+            (min(at[child] for child in children if child in at), path)
+            for (removed_tree, removed_level, children), path in self.removed.items()
+            if removed_tree == tree and removed_level == level and path in self.kept_keys
+            and any(child in at for child in children)
+        ]
+        return min(held)[1] if held else None
 
     def _new_id(self, tree: str, level: int, group: Sequence[BufferItem], keys: Sequence[str]) -> str:
         """`summary_id` over the children's `keys`; when a summary of other children already
@@ -457,16 +445,18 @@ class _Sealer:
             )
         return result
 
-    def _write(self, rel: str, note: SummaryNote) -> str:
-        """ "written", "same" (identical bytes already there) or "kept" (a note you edited)."""
+    def _write(self, rel: str, note: SummaryNote, heir: str | None = None) -> str:
+        """ "written", "same" (identical bytes already there) or "kept" (a note you edited).
+        A new note takes what you gave the removed one at its path, else at `heir` (`_replaced`)."""
         path = self.memory.config.vault / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         if os.path.lexists(path):
             outcome = write_owned(path, note)
             return "kept" if outcome is None else outcome
         data = note.render().encode("utf-8")
-        if rel in self.kept_keys:  # sealed again where it was: with the properties you added
-            data = keeping_yours(note, self.kept_keys[rel])
+        yours = self.kept_keys.get(rel) or (self.kept_keys.get(heir) if heir is not None else None)
+        if yours is not None:  # sealed again: with the title and properties you added
+            data = keeping_yours(note, yours)
         try:
             write_atomic(path, data, overwrite=False)
         except RefuseToClobber:

@@ -43,7 +43,7 @@ from vaultmind.index.lexical import terms as lexical_terms
 from vaultmind.markdown.render import no_tag
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.tree.filler import says_nothing_alone
-from vaultmind.tree.names import name_candidates
+from vaultmind.tree.names import NAME_ABBREVIATIONS, name_candidates
 from vaultmind.tree.sentences import clean_units, split_sentences
 from vaultmind.tree.summarize import FALLBACK_IDENTITY, ChildText, SummaryText
 
@@ -69,7 +69,7 @@ _DAY_RE = re.compile(r"^(\d{4}-\d{2}-\d{2}):\s+")
 # moved? No. Bob said: ") is what someone said, not a name
 _NAME_WORD = (
     r"(?:[^\s:!?]*[^\s:!?.]|[A-ZÀ-Þ]\."
-    r"|(?:Dr|Mr|Mrs|Ms|Mx|Prof|Rev|Fr|Sgt|Capt|Col|Gen|Lt|Hon|St|Jr|Sr|Inc|Ltd|Co|Corp|Bros|LLC|PLC)\.)"
+    rf"|(?:{'|'.join(NAME_ABBREVIATIONS)})\.)"
 )
 _SAID_RE = re.compile(
     rf"(?:^|(?<=[.!?…\"'”’)] ))((?:{_NAME_WORD} ){{0,5}}{_NAME_WORD}) (said|asked|replied|wrote): "

@@ -43,7 +43,7 @@ from vaultmind.markdown.render import note_text
 from vaultmind.markdown.tokens import count_tokens
 from vaultmind.shell import command_line
 from vaultmind.tree.fallback import FallbackSummarizer
-from vaultmind.tree.names import known_text, unknown_names
+from vaultmind.tree.names import NAME_ABBREVIATIONS, known_text, unknown_names
 from vaultmind.tree.summarize import ChildText, SummaryText
 
 if TYPE_CHECKING:
@@ -78,8 +78,12 @@ _LABEL_RE = re.compile(r"^\s*(?:#{1,6}\s*)?[*_]*summary[*_]*\s*:?\s*[*_]*\s*$", 
 _RULE_LINE_RE = re.compile(r"^\s*(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,}|(?:=[ \t]*){3,})$")
 _LIST_ITEM_RE = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 MAX_SAME_SENTENCE = 2
-MIN_SENTENCES_FOR_SHARE = 4
+MIN_WORDS_TO_COUNT_REPEATS = 3  # "Yes." or "No." said three times in a chat's summary is no loop
+MIN_SENTENCES_FOR_SHARE = 3
 MIN_DISTINCT_SHARE = 0.6
+MAX_NAME_STOPS = 4
+# A full stop after an initial or a title ends no sentence ("Dr. Okafor", "B. Stone")
+_NO_END_RE = re.compile(rf"(?:\b[A-ZÀ-Þ]|\b(?:{'|'.join(NAME_ABBREVIATIONS)}))\.$")
 _REFUSAL_RE = re.compile(r"^\s*(?:i\s+(?:can(?:no|')t|am unable|'m unable)|as an ai)", re.IGNORECASE)
 
 
@@ -264,27 +268,45 @@ def check_answer(
 
 
 def repeats_itself(text: str) -> bool:
-    """An answer looping on what it said (a small model's usual failure): a sentence said more
-    than MAX_SAME_SENTENCE times, or, from MIN_SENTENCES_FOR_SHARE sentences on, fewer than
-    MIN_DISTINCT_SHARE of them distinct. Case, spacing and punctuation aside."""
-    ends = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
-    said = [" ".join(re.findall(r"\w+", text[a:b].casefold())) for a, b in pairwise(ends)]
+    """An answer looping on what it said (a small model's usual failure): a sentence of
+    MIN_WORDS_TO_COUNT_REPEATS words or more said more than MAX_SAME_SENTENCE times, or, from
+    MIN_SENTENCES_FOR_SHARE sentences on, fewer than MIN_DISTINCT_SHARE of them distinct. Case,
+    spacing and punctuation aside; a title's full stop ends no sentence ("Dr. Okafor")."""
+    said = [" ".join(re.findall(r"\w+", sentence.casefold())) for sentence in _sentences(text)]
     said = [sentence for sentence in said if sentence]
     if not said:
         return False
     counts = Counter(said)
-    if max(counts.values()) > MAX_SAME_SENTENCE:
+    if any(n > MAX_SAME_SENTENCE and len(s.split()) >= MIN_WORDS_TO_COUNT_REPEATS for s, n in counts.items()):
         return True
     return len(said) >= MIN_SENTENCES_FOR_SHARE and len(counts) < MIN_DISTINCT_SHARE * len(said)
 
 
+def _sentences(text: str) -> list[str]:
+    """`text` cut at its sentence ends, but for those after an initial or a title, up to
+    MAX_NAME_STOPS in one sentence ("Mr. J. R. R. Tolkien"): a loop on "… Plan B." stays a loop."""
+    ends = [0, *(m.end() for m in _SENTENCE_END_RE.finditer(text)), len(text)]
+    out: list[str] = []
+    carried, stops = "", 0
+    for a, b in pairwise(ends):
+        piece = carried + text[a:b]
+        if stops < MAX_NAME_STOPS and _NO_END_RE.search(piece.rstrip()):
+            carried, stops = piece, stops + 1
+        else:
+            out.append(piece)
+            carried, stops = "", 0
+    return [*out, carried] if carried else out
+
+
 def _cut_at_sentence(text: str, budget: int) -> str:
-    ends = [m.end() for m in _SENTENCE_END_RE.finditer(text)]
-    best = ""
-    for end in ends:
-        if count_tokens(text[:end]) > budget:
+    """The longest run of `text`'s first sentences within `budget` (`_sentences`: not after
+    "Dr.", which would end it on a title); "" when not even the first fits."""
+    best = kept = ""
+    for sentence in _sentences(text):
+        kept += sentence
+        if count_tokens(kept) > budget:
             break
-        best = text[:end]
+        best = kept
     return best.strip()
 
 

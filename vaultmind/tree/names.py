@@ -21,6 +21,12 @@ from vaultmind.entities.ids import normalize
 from vaultmind.index.lexical import STOP_WORDS
 from vaultmind.tree.summarize import ChildText
 
+# The words before a name that end in a full stop, which ends no sentence there ("Dr. Rossi",
+# "Acme Inc."; with an initial's: "Foo B. Baz"): `fallback` and `llm` read sentences past them
+NAME_ABBREVIATIONS = (
+    "Dr", "Mr", "Mrs", "Ms", "Mx", "Prof", "Rev", "Fr", "Sgt", "Capt", "Col", "Gen", "Lt", "Hon", "St", "Jr", "Sr",
+    "Inc", "Ltd", "Co", "Corp", "Bros", "LLC", "PLC",
+)  # fmt: skip
 _WORD = r"[A-ZÀ-ÖØ-Þ][\w'’-]*[\w]|[A-ZÀ-ÖØ-Þ]"
 _NAME_RE = re.compile(rf"(?<![\w@#/.-])(?:{_WORD})(?:[ \t]+(?:{_WORD}))*")
 _OPENERS = frozenset('.!?…:;\n"“(*-')
