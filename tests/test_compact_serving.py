@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,27 @@ def _every_file_worth_compacting(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(upkeep_module, "WASTE_CHECK_S", 0.0)
     monkeypatch.setattr(compact_module, "WORTH_MIN_BYTES", 0)
     monkeypatch.setattr(compact_module, "WORTH_RATIO", 0.0)
+
+
+@contextmanager
+def _compaction_held_at_its_second_table(memory: Memory) -> Iterator[None]:
+    """Runs `memory.compact` in a thread whose progress listener holds the copy at its second
+    table; the body runs while it is held, and the compaction ends when the body does."""
+    reached, go_on = threading.Event(), threading.Event()
+
+    def paused(phase: str, done: int, total: int) -> None:
+        if done == 2:
+            reached.set()
+            go_on.wait(WAIT_S)
+
+    compacting = threading.Thread(target=memory.compact, args=(paused,))
+    compacting.start()
+    try:
+        assert reached.wait(WAIT_S)
+        yield
+    finally:
+        go_on.set()
+        compacting.join(WAIT_S)
 
 
 def test_the_upkeep_compacts_between_the_batches_of_a_long_ner_catch_up(
@@ -101,17 +124,7 @@ def test_a_status_answers_at_once_while_a_compaction_holds_the_index(config: Con
         memory.sync()
         before = memory.status()
         assert before["index"].get("compacting") is None
-        reached, go_on = threading.Event(), threading.Event()
-
-        def paused(phase: str, done: int, total: int) -> None:  # a listener that holds the copy at its 2nd table
-            if done == 2:
-                reached.set()
-                go_on.wait(WAIT_S)
-
-        compacting = threading.Thread(target=memory.compact, args=(paused,))
-        compacting.start()
-        try:
-            assert reached.wait(WAIT_S)
+        with _compaction_held_at_its_second_table(memory):
             answers: list[dict[str, Any]] = []
             asked = time.monotonic()
             status = threading.Thread(target=lambda: answers.append(memory.status()), daemon=True)
@@ -125,9 +138,6 @@ def test_a_status_answers_at_once_while_a_compaction_holds_the_index(config: Con
             assert during["index"]["compacting"]["total"] > 2
             assert "compacted" in during["index"]["notice"]
             assert during["notes"] == before["notes"] and during["leaves"] == before["leaves"]
-        finally:
-            go_on.set()
-            compacting.join(WAIT_S)
         assert memory.index.compacting is None
         after = memory.status()
         assert after["index"]["health"] == "ok" and after["index"]["compacting"] is None
@@ -144,21 +154,8 @@ def test_a_status_during_a_compaction_before_any_other_carries_every_key(
     _notes(config.vault, 10)
     with Memory.open(config) as memory:
         memory.sync()
-        reached, go_on = threading.Event(), threading.Event()
-
-        def paused(phase: str, done: int, total: int) -> None:
-            if done == 2:
-                reached.set()
-                go_on.wait(WAIT_S)
-
-        compacting = threading.Thread(target=memory.compact, args=(paused,))
-        compacting.start()
-        try:
-            assert reached.wait(WAIT_S)
+        with _compaction_held_at_its_second_table(memory):
             during = memory.status()
-        finally:
-            go_on.set()
-            compacting.join(WAIT_S)
         after = memory.status()
     assert during["index"]["health"] == "compacting" and during["index"]["compacting"]["done"] == 2
     assert set(during) == set(after)
