@@ -138,11 +138,9 @@ class _Database:
 
 
 _databases: dict[str, _Database] = {}  # by the file's real path (`_key`)
-# each connection handed out, to the call that lets its file go (`weakref.finalize`: run by
-# `close_index`, or by the collector when a connection is dropped unclosed)
-_handed: weakref.WeakKeyDictionary[duckdb.DuckDBPyConnection, weakref.finalize[[str], duckdb.DuckDBPyConnection]] = (
-    weakref.WeakKeyDictionary()
-)
+# each connection handed out (by its id), to the call that lets its file go (`weakref.finalize`:
+# run by `close_index`, or by the collector when a connection is dropped unclosed)
+_handed: dict[int, weakref.finalize[[str, int], duckdb.DuckDBPyConnection]] = {}
 _databases_lock = threading.Lock()
 _dropped: collections.deque[str] = collections.deque()  # files of connections let go, to count off (`_count_off`)
 
@@ -175,7 +173,7 @@ def open_index(path: Path) -> duckdb.DuckDBPyConnection:
             except BaseException:
                 _dropped.append(key)
                 raise
-            let_go = _handed[con] = weakref.finalize(con, _let_go, key)
+            let_go = _handed[id(con)] = weakref.finalize(con, _let_go, key, id(con))
             let_go.atexit = False  # (at exit the process lets its files go as it did without)
     finally:
         _count_off()
@@ -185,18 +183,19 @@ def open_index(path: Path) -> duckdb.DuckDBPyConnection:
 def close_index(con: duckdb.DuckDBPyConnection) -> None:
     """Close a connection to the index (any: one `open_index` gave, or an in-memory one); the
     last one open to a file detaches it, which checkpoints it and lets the file go."""
-    let_go = _handed.pop(con, None)
+    let_go = _handed.get(id(con))
     try:
         con.close()
     finally:
-        if let_go is not None:
+        if let_go is not None and (held := let_go.peek()) is not None and held[0] is con:
             let_go()
 
 
-def _let_go(key: str) -> None:
-    """One connection to the file `key` closed or collected. Counted off at once when the
-    registry is free; else by whoever holds it, once done (a collection can run inside
-    `open_index`, on the thread holding the lock)."""
+def _let_go(key: str, handed: int) -> None:
+    """The connection `handed` (its id) to the file `key` closed or collected. Counted off
+    at once when the registry is free; else by whoever holds it, once done (a collection can
+    run inside `open_index`, on the thread holding the lock)."""
+    _handed.pop(handed, None)
     _dropped.append(key)
     _count_off()
 
