@@ -100,7 +100,11 @@ class Memory:
 
             raise VaultError("vault folder does not exist", path=config.vault, hint="create it with `vaultmind init`")
         index = Index.open(config.index_path, upgrade if upgrade is not None else progress)
-        return cls(config, index, create_embedder(config), progress)
+        try:
+            return cls(config, index, create_embedder(config), progress)
+        except BaseException:  # (an unknown embeddings provider): the file let go now, not at a collection
+            index.close()
+            raise
 
     def close(self) -> None:
         from vaultmind.entities.backfill import entity_deriver

@@ -4,6 +4,7 @@ finder spares DuckDB's client its searches for dataframe libraries that are not 
 
 from __future__ import annotations
 
+import collections
 import importlib.util
 import json
 import os
@@ -11,6 +12,7 @@ import re
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Collection
 from contextlib import suppress
 from pathlib import Path
@@ -135,9 +137,18 @@ class _Database:
         self.open = 0
 
 
-_databases: dict[str, _Database] = {}  # by the file's absolute path
-_handed: dict[int, tuple[duckdb.DuckDBPyConnection, str]] = {}  # each open connection, its file's key
+_databases: dict[str, _Database] = {}  # by the file's real path (`_key`)
+# each connection handed out (by its id), to the call that lets its file go (`weakref.finalize`:
+# run by `close_index`, or by the collector when a connection is dropped unclosed)
+_handed: dict[int, weakref.finalize[[str, int], duckdb.DuckDBPyConnection]] = {}
 _databases_lock = threading.Lock()
+_dropped: collections.deque[str] = collections.deque()  # files of connections let go, to count off (`_count_off`)
+
+
+def _key(path: Path) -> str:
+    """The file's key in `_databases`: its real path. DuckDB knows the file reached through a
+    linked folder as the one already attached, and refuses a second attachment of it."""
+    return os.path.realpath(path)
 
 
 def open_index(path: Path) -> duckdb.DuckDBPyConnection:
@@ -145,25 +156,65 @@ def open_index(path: Path) -> duckdb.DuckDBPyConnection:
     (`ROW_GROUP_ROWS`): `duckdb.connect(path)` cannot set it. As with `duckdb.connect`, the
     file is attached once per process: a second open of it gets a connection of its own to
     the same database (DuckDB refuses to attach a file twice), and the file is let go when
-    the last is closed (`close_index`). Spill files go beside the index, as they would for a
-    file opened by `duckdb.connect` (an in-memory database's go to the working directory)."""
-    key = str(path.absolute())
-    with _databases_lock:
-        database = _databases.get(key)
-        if database is None:
-            database = _Database(_attached(path))
-            _databases[key] = database
-        try:
-            con = database.root.cursor()
-            con.execute(f"USE {INDEX_CATALOG}")
-        except BaseException:
-            if database.open == 0:
-                del _databases[key]
-                database.root.close()
-            raise
-        database.open += 1
-        _handed[id(con)] = (con, key)
+    the last is closed (`close_index`) or dropped. Spill files go beside the index, as they
+    would for a file opened by `duckdb.connect` (an in-memory database's go to the working
+    directory)."""
+    key = _key(path)
+    try:
+        with _databases_lock:
+            database = _databases.get(key)
+            if database is None:
+                database = _Database(_attached(path))
+                _databases[key] = database
+            database.open += 1  # before the cursor: a collection meanwhile cannot let the file go
+            try:
+                con = database.root.cursor()
+                con.execute(f"USE {INDEX_CATALOG}")
+            except BaseException:
+                _dropped.append(key)
+                raise
+            let_go = _handed[id(con)] = weakref.finalize(con, _let_go, key, id(con))
+            let_go.atexit = False  # (at exit the process lets its files go as it did without)
+    finally:
+        _count_off()
     return con
+
+
+def close_index(con: duckdb.DuckDBPyConnection) -> None:
+    """Close a connection to the index (any: one `open_index` gave, or an in-memory one); the
+    last one open to a file detaches it, which checkpoints it and lets the file go."""
+    let_go = _handed.get(id(con))
+    try:
+        con.close()
+    finally:
+        if let_go is not None and (held := let_go.peek()) is not None and held[0] is con:
+            let_go()
+
+
+def _let_go(key: str, handed: int) -> None:
+    """The connection `handed` (its id) to the file `key` closed or collected. Counted off
+    at once when the registry is free; else by whoever holds it, once done (a collection can
+    run inside `open_index`, on the thread holding the lock)."""
+    _handed.pop(handed, None)
+    _dropped.append(key)
+    _count_off()
+
+
+def _count_off() -> None:
+    """Count off the connections let go (`_dropped`); a file none is left open to is detached.
+    Tried again after each use of the lock, so one let go meanwhile is never left waiting."""
+    while _dropped and _databases_lock.acquire(blocking=False):
+        try:
+            while _dropped:
+                key = _dropped.popleft()
+                database = _databases.get(key)
+                if database is not None:
+                    database.open -= 1
+                    if database.open == 0:
+                        del _databases[key]
+                        database.root.close()
+        finally:
+            _databases_lock.release()
 
 
 def other_connection(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
@@ -184,22 +235,6 @@ def _attached(path: Path) -> duckdb.DuckDBPyConnection:
         root.close()
         raise
     return root
-
-
-def close_index(con: duckdb.DuckDBPyConnection) -> None:
-    """Close a connection to the index (any: one `open_index` gave, or an in-memory one); the
-    last one open to a file detaches it, which checkpoints it and lets the file go."""
-    with _databases_lock:
-        _, key = _handed.pop(id(con), (con, ""))
-        try:
-            con.close()
-        finally:
-            database = _databases.get(key)
-            if database is not None:
-                database.open -= 1
-                if database.open == 0:
-                    del _databases[key]
-                    database.root.close()
 
 
 def quoted(path: Path) -> str:
