@@ -17,7 +17,7 @@ from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.notes import create_entity_notes, render_entity_note
 from vaultmind.entities.read import ambiguous
 from vaultmind.entities.registry import EntityNote, Registry
-from vaultmind.entities.registry_store import committed_registry
+from vaultmind.entities.registry_store import committed_registry, entity_note_from
 from vaultmind.entities.resolve import Ambiguity, resolve_text
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -536,3 +536,12 @@ def test_an_edited_kind_in_an_entity_note_changes_the_entitys_kind(vault: Path) 
         registry = committed_registry(memory.index)
         assert registry.final("org:harbor-hall") == "place:harbor-hall"
     assert path.read_text(encoding="utf-8") == note.replace("kind: org", "kind: place")  # the note is not touched
+
+
+@pytest.mark.parametrize("kind", ["email", "url", "phone", "persn"])
+def test_a_kind_the_notes_id_cannot_take_leaves_the_entity_as_it_was(kind: str) -> None:
+    """`kind: email` (or a typo) in the note `org:harbor-hall`: no e-mail address is
+    `harbor-hall`, so the entity stays `org:harbor-hall`, with no alias of its own id."""
+    front = {"vaultmind": "entity", "id": "org:harbor-hall", "kind": kind, "display_name": "Harbor Hall"}
+    entry = entity_note_from("entities/org/harbor-hall.md", "Harbor Hall", front)
+    assert entry is not None and (entry.id, entry.aliases) == ("org:harbor-hall", ())
