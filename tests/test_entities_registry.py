@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from vaultmind.config import load_config
+from vaultmind.entities.ner import NerEngine
 from vaultmind.entities.notes import create_entity_notes, render_entity_note
 from vaultmind.entities.read import ambiguous
 from vaultmind.entities.registry import EntityNote, Registry
-from vaultmind.entities.registry_store import committed_registry
+from vaultmind.entities.registry_store import committed_registry, entity_note_from
 from vaultmind.entities.resolve import Ambiguity, resolve_text
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
@@ -469,6 +470,53 @@ def test_a_one_word_place_or_org_guess_is_the_one_note_its_name_starts() -> None
     assert registry.resolve_name("Acme", "person").entity_id is None  # a person's first name only
 
 
+def test_a_place_after_a_preposition_of_place_stays_a_place_beside_a_person_it_starts() -> None:
+    """Places that are also first names ("Austin", "Paris") beside the notes "Austin Lee" and
+    "Paris Green": read as a place after "to", "in", "from", "near", they stay places; the same
+    word where the sentence speaks of a person ("with Austin", "talked to Paris", "Austin's")
+    is the person, and "and maybe Priya" still Priya Shah."""
+    notes = [
+        EntityNote("person:austin-lee", "person", "Austin Lee", "entities/person/austin-lee.md"),
+        EntityNote("person:paris-green", "person", "Paris Green", "entities/person/paris-green.md"),
+        EntityNote("person:priya-shah", "person", "Priya Shah", "entities/person/priya-shah.md"),
+        EntityNote("org:acme-corp", "org", "Acme Corp", "entities/org/acme-corp.md"),
+    ]
+    registry = Registry.build(notes)
+
+    def read(text: str, word: str, label: str = "GPE") -> list[str]:
+        start = text.index(word)
+        return [m.entity_id for m in resolve_text(registry, text, [(start, start + len(word), label)]).mentions]
+
+    assert read("I flew to Austin last week.", "Austin") == ["place:austin"]
+    assert read("Three days in Paris, then home.", "Paris") == ["place:paris"]
+    assert read("The flight from Austin was late.", "Austin") == ["place:austin"]
+    assert read("We may move near Austin.", "Austin") == ["place:austin"]
+    assert read("Had lunch with Austin today.", "Austin") == ["person:austin-lee"]
+    assert read("I talked to Paris about it.", "Paris") == ["person:paris-green"]
+    assert read("We met at Austin's place.", "Austin") == ["person:austin-lee"]
+    assert read("Sean is coming too, and maybe Priya.", "Priya") == ["person:priya-shah"]
+    assert read("Tom sent the numbers from Acme.", "Acme", "ORG") == ["org:acme-corp"]  # an org, not a person
+
+
+@pytest.mark.slow
+def test_a_city_that_starts_a_persons_name_stays_a_city_with_the_model(vault: Path) -> None:
+    """The same with the language model: "I flew to Austin" in a vault with the note "Austin Lee"
+    is the place Austin; "maybe Priya" beside "Priya Shah" is Priya Shah."""
+    if not NerEngine().available:
+        pytest.skip(NerEngine().status()["message"])
+    write(vault, "entities/person/austin-lee.md", render_entity_note("person:austin-lee", "person", "Austin Lee", []))
+    write(vault, "entities/person/priya-shah.md", render_entity_note("person:priya-shah", "person", "Priya Shah", []))
+    write(vault, "Journal/a.md", "---\ndate: 2026-11-02\n---\nI flew to Austin last week for the conference.\n")
+    write(vault, "Journal/b.md", "---\ndate: 2026-11-03\n---\nSean is coming too, and maybe Priya.\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        rows = memory.index.query("SELECT note_path, entity_id FROM occurrences ORDER BY 1, 2")
+    found = {(str(p), str(e)) for p, e in rows}
+    assert ("Journal/a.md", "place:austin") in found
+    assert ("Journal/a.md", "person:austin-lee") not in found
+    assert ("Journal/b.md", "person:priya-shah") in found
+
+
 def test_an_edited_kind_in_an_entity_note_changes_the_entitys_kind(vault: Path) -> None:
     """A note vaultmind wrote as `org:harbor-hall` whose `kind` the user corrects to `place`:
     the entity is `place:harbor-hall` (found as a place), its mentions follow, and the old id
@@ -488,3 +536,12 @@ def test_an_edited_kind_in_an_entity_note_changes_the_entitys_kind(vault: Path) 
         registry = committed_registry(memory.index)
         assert registry.final("org:harbor-hall") == "place:harbor-hall"
     assert path.read_text(encoding="utf-8") == note.replace("kind: org", "kind: place")  # the note is not touched
+
+
+@pytest.mark.parametrize("kind", ["email", "url", "phone", "persn"])
+def test_a_kind_the_notes_id_cannot_take_leaves_the_entity_as_it_was(kind: str) -> None:
+    """`kind: email` (or a typo) in the note `org:harbor-hall`: no e-mail address is
+    `harbor-hall`, so the entity stays `org:harbor-hall`, with no alias of its own id."""
+    front = {"vaultmind": "entity", "id": "org:harbor-hall", "kind": kind, "display_name": "Harbor Hall"}
+    entry = entity_note_from("entities/org/harbor-hall.md", "Harbor Hall", front)
+    assert entry is not None and (entry.id, entry.aliases) == ("org:harbor-hall", ())

@@ -29,7 +29,9 @@ from .conftest import write
         # inside a sentence, or a title: the word is the name's own
         ("I used the Ask Jeeves site.", "Ask Jeeves", "ORG", ("Ask Jeeves", "org")),
         ("Meet Joe Black is on tonight.", "Meet Joe Black", "WORK_OF_ART", ("Meet Joe Black", "work")),
-        ("Tell Luca", "Tell Luca", "ORG", ("Luca", "org")),
+        # an organization's name may open with such a word: never trimmed from an organization
+        ("Contact Energy raised our power bill again.", "Contact Energy", "ORG", ("Contact Energy", "org")),
+        ("Ring Central sent the invoice.", "Ring Central", "ORG", ("Ring Central", "org")),
     ],
 )
 def test_a_todo_verb_opening_a_sentence_is_no_part_of_the_name(
@@ -92,3 +94,17 @@ def test_a_note_written_for_a_todo_verb_before_is_removed_unless_edited(vault: P
     assert ping.read_text(encoding="utf-8") == edited and "person:ping-sarah" in ids
     assert mine.exists() and "person:ask-priya" in ids
     assert (vault / "entities" / ".created").read_text(encoding="utf-8") == "person:ping-sarah\nperson:tell-luca\n"
+
+
+def test_an_organizations_note_whose_name_opens_with_such_a_verb_stays(vault: Path) -> None:
+    """A note vaultmind wrote for the organization "Contact Energy", still as written, is no
+    to-do's name read wrongly: it stays (only a person's note named so is taken back)."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    write(vault, "Journal/a.md", "---\ndate: 2026-11-02\n---\nThe bill from Contact Energy came.\n")
+    note = write(vault, "entities/org/contact-energy.md", render_entity_note("org:contact-energy", "org", "Contact Energy", []))
+    write(vault, "entities/.created", "org:contact-energy\n")
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        assert memory.enrich()["entity_notes_removed"] == []
+        ids = {str(r[0]) for r in memory.index.query("SELECT entity_id FROM occurrences")}
+    assert note.exists() and ids == {"org:contact-energy"}

@@ -171,3 +171,32 @@ def after_spoken_lead(text: str, start: int, end: int) -> int:
     left out ("Glad Max", "Thanks, Emil"): `start` when none does."""
     lead = _LEADING_SPOKEN.match(text, start, end)
     return lead.end() if lead is not None and lead.group(1).lower() in SPOKEN_WORDS else start
+
+
+PLACE_PREPOSITIONS: Final = frozenset(
+    "to in from at near into onto via around across through toward towards outside inside within "
+    "between".split()
+)
+"""Prepositions of motion or location: a one-word name after them the model reads as a place
+("I flew to Austin", "a week in Paris") is that place, not a person whose name it starts."""
+TO_A_PERSON: Final = frozenset(
+    "talk talked talking talks spoke speak speaking said say says wrote write writing sent send "
+    "gave give giving reply replied replying listen listened introduced married engaged next".split()
+)
+"""Verbs before "to" that make what follows a person ("talked to Jordan", "sent it to Priya")."""
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)[ \t]+$")
+
+
+def after_place_preposition(text: str, start: int, end: int) -> bool:
+    """Whether the one-word hit at `start`–`end` of `text` follows a preposition of motion or
+    location (`PLACE_PREPOSITIONS`) and is no possessive ("to Austin", not "to Austin's place",
+    "talked to Austin", "with Austin"): where a place the model saw stays a place."""
+    if text[end : end + 2] in ("'s", "’s"):
+        return False
+    before = _WORD_BEFORE.search(text, max(0, start - 40), start)
+    if before is None or before.group(1).lower() not in PLACE_PREPOSITIONS:
+        return False
+    if before.group(1).lower() != "to":
+        return True
+    verb = _WORD_BEFORE.search(text, max(0, before.start() - 40), before.start())
+    return verb is None or verb.group(1).lower() not in TO_A_PERSON

@@ -264,7 +264,8 @@ def clean_ner_span(
         unled = after_leading_adverb(text, start, end)  # "Later Jean-Luc Picard called"
         if unled != start and kind == "org" and person_shaped(text[unled:end]) and not organization_name(text[unled:end]):
             kind = "person"  # the adverb made the model read a person's name as an organization's
-        unverbed = after_leading_verb(text, unled, end)  # "Tell Luca to pack light", "Remind Maya"
+        # "Tell Luca to pack light", "Remind Maya"; an organization's own word stays ("Contact Energy")
+        unverbed = after_leading_verb(text, unled, end) if kind in ("person", "place") else unled
         if unverbed != unled and kind == "place":
             kind = "person"  # who a to-do tells, reminds or pings is someone, however the model read it
         start = unverbed

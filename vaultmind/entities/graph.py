@@ -85,7 +85,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "19"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "20"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -125,6 +125,8 @@ EXTRACTOR_VERSION = "19"  # 2: a person's title is not part of their id; 3: "›
 # is that speaker, a mail's recipients among its people (`speakers.first_name_spans`); a one-word
 # place or org guess is the one person or org note its name starts; a note's `kind` wins over its
 # id's; a Korean name is found before its particle ("김민수가")
+# 20: such a verb is left out of a person's or a place's guess only, not an organization's ("Contact
+# Energy")
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 

@@ -66,9 +66,10 @@ ID_LIKE = re.compile(r"^[A-Za-z]+:\S+$")
 _FUZZY_CACHE_MAX = 200_000
 GIVEN_MIN_CHARS = 3
 _LEADING_WORD_KINDS = ("person", "org")  # the kinds whose full name's first word may name them alone
-RULES = 7  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
+RULES = 8  # version of the resolution rules, part of the digest: a new rule re-resolves every leaf
 # (6: a generated note's one-word name matches only as written; the case forms of one name add up)
 # (7: a character of a script written without spaces is a word: "李明" matches in "我和李明一起")
+# (8: a one-word place after "to"/"in"/"from"… is not the person whose name it starts: "flew to Austin")
 
 
 _CONFLICT_COPY = re.compile(r"conflict", re.IGNORECASE)  # how sync tools name the copies they make

@@ -73,7 +73,9 @@ def entity_note_from(path: str, title: str, frontmatter: Mapping[str, Any]) -> E
     kind = fm_kind or (kind_of(ident) if ident else None) or folder_kind or "topic"
     merged: tuple[str, ...] = ()
     if ident is not None and kind != kind_of(ident):  # `kind:` edited: the note's entity is of that kind now
-        merged, ident = (ident,), canonical_id(f"{kind}:{key_of(ident)}") or ident
+        rekinded = canonical_id(f"{kind}:{key_of(ident)}")  # None where the key is no such thing ("email")
+        if rekinded is not None and rekinded != ident:
+            merged, ident = (ident,), rekinded
     if ident is None:
         ident = make_id(kind, stem) or make_id(kind, title)
         if ident is None:

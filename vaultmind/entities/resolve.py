@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from vaultmind.entities.common_words import NoteWords
+from vaultmind.entities.common_words import NoteWords, after_place_preposition
 from vaultmind.entities.extract import (
     Span,
     clean_ner_span,
@@ -45,7 +45,7 @@ from vaultmind.entities.ids import kind_of, make_id, name_key
 from vaultmind.entities.language import english_prose, foreign_paragraphs
 from vaultmind.entities.mail_headers import mail_system_address
 from vaultmind.entities.ner import RawSpan
-from vaultmind.entities.registry import Match, Registry
+from vaultmind.entities.registry import NO_MATCH, Match, Registry
 from vaultmind.entities.shapes import generated_name
 from vaultmind.entities.speakers import (
     addressed,
@@ -127,7 +127,7 @@ def resolve_text(
         if span.kind == "link":
             ident: str | None = link_ids[(span.start, span.end)]
         else:
-            ident = _resolve_span(registry, span, ambiguous)
+            ident = _resolve_span(registry, text, span, ambiguous)
         if ident is not None:
             resolved.append((span, registry.final(ident)))
     people = _full_names(registry, resolved, author, author_id, companions)
@@ -280,7 +280,7 @@ def _pick(match: Match, fallback: str | None, surface: str, ambiguous: list[Ambi
     return fallback
 
 
-def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) -> str | None:
+def _resolve_span(registry: Registry, text: str, span: Span, ambiguous: list[Ambiguity]) -> str | None:
     if span.source in ("registry", "speaker"):
         return span.value
     kind = span.kind
@@ -295,8 +295,22 @@ def _resolve_span(registry: Registry, span: Span, ambiguous: list[Ambiguity]) ->
         return _pick(registry.by_name(span.value, kinds=("topic",)), own, span.surface, ambiguous)
     if kind in ("url", "phone"):
         return make_id(kind, span.value)
-    return _pick(
-        registry.resolve_name(span.surface, kind), make_id(kind, span.surface), span.surface, ambiguous
+    match = registry.resolve_name(span.surface, kind)
+    if _a_place_not_a_person(text, span, match):
+        match = NO_MATCH
+    return _pick(match, make_id(kind, span.surface), span.surface, ambiguous)
+
+
+def _a_place_not_a_person(text: str, span: Span, match: Match) -> bool:
+    """Whether a one-word place or organization the model saw, which `Registry.resolve_name`
+    gives to the person whose name it starts ("Priya" → Priya Shah), is written where a place
+    is ("I flew to Austin" beside the note "Austin Lee"): then it stays the model's place."""
+    return (
+        span.kind in ("place", "org")
+        and match.entity_id is not None
+        and kind_of(match.entity_id) == "person"
+        and " " not in span.surface.strip()
+        and after_place_preposition(text, span.start, span.end)
     )
 
 

@@ -3,12 +3,13 @@
 Before a to-do's verb was left out of a name (`common_words.after_leading_verb`), "Tell Luca to
 pack light" and "Ping Sarah about the invoice" were people, and three such lines wrote
 `entities/person/tell-luca.md`. Such a note, once in the vault, would keep the name alive: its
-display name is a name of the registry, found in every text before the model's guess. So a note
-whose display name opens with such a verb is deleted when it is still exactly as vaultmind wrote
+display name is a name of the registry, found in every text before the model's guess. So a person's
+note whose display name opens with such a verb is deleted when it is still exactly as vaultmind wrote
 it — byte for byte what `render_entity_note` renders from its own front matter, an id in
 `entities/.created` (so it is never written again) — and the texts that named it are read again
 without it. A note you edited in any way (an alias, a line of your own, another display name),
-moved or made a link is yours and stays.
+moved or made a link is yours and stays; an organization's name may open with such a word
+("Contact Energy") and its note stays too.
 """
 
 from __future__ import annotations
@@ -30,11 +31,12 @@ def misnamed(display: str) -> bool:
 
 
 def retire_misnamed_notes(vault: Path, index: Index, created: set[str]) -> list[str]:
-    """Delete the entity notes vaultmind created (`created`: their ids) whose display name is
-    `misnamed` and that are still as it wrote them; their vault paths (to be synced)."""
+    """Delete the person notes vaultmind created (`created`: their ids) whose display name is
+    `misnamed` and that are still as it wrote them; their vault paths (to be synced). Only a
+    person's: an organization's name may open with such a word ("Contact Energy", "Ring Central")."""
     gone: list[str] = []
     for path, ident, display, emails in _candidates(index):
-        if ident not in created or not misnamed(display) or path != entity_note_path(ident):
+        if ident not in created or kind_of(ident) != "person" or not misnamed(display) or path != entity_note_path(ident):
             continue
         target = vault / path
         try:
