@@ -10,7 +10,6 @@ ignores it and writes a new one."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from itertools import pairwise
@@ -20,9 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind import __version__
 from vaultmind.index.leaf_rows import LEAF_FIELDS, LeafRowStore
-from vaultmind.index.snapshot_file import FileBytes, load_arrays, save_arrays
+from vaultmind.index.snapshot_file import FileBytes, load_arrays, save_arrays, snapshot_key
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +52,7 @@ def leaves_key(con: Any) -> str:
     leaves = con.execute(f"SELECT count(*), sum({_row_hash(con, 'leaves', fields)}) FROM leaves").fetchone()
     note_fields = ["path", "kind", "title", "source_id", "frontmatter", "source_kind"]
     notes = con.execute(f"SELECT count(*), sum({_row_hash(con, 'notes', note_fields)}) FROM notes").fetchone()
-    last = con.execute("SELECT max(name) FROM migrations").fetchone()
-    text = f"{_FORMAT}|{__version__}|{last}|{leaves}|{notes}"
-    return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+    return snapshot_key(con, _FORMAT, leaves, notes)
 
 
 def _row_hash(con: Any, table: str, fields: list[str]) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import json
 import logging
 import os
@@ -29,6 +30,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from vaultmind import __version__
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,14 @@ def copy_bytes(source: FileBytes, fd: int, offset: int) -> None:
 
 
 _STEP = 1 << 24
+
+
+def snapshot_key(con: Any, snapshot_format: int, *parts: object) -> str:
+    """A snapshot's key: a digest of its format, vaultmind's version, the index's last migration
+    and `parts` (what its rows follow from, read by the caller)."""
+    last = con.execute("SELECT max(name) FROM migrations").fetchone()
+    text = "|".join(str(part) for part in (snapshot_format, __version__, last, *parts))
+    return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
 
 
 def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDArray[Any] | FileBytes]) -> None:

@@ -10,7 +10,6 @@ and writes a new one."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,8 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind import __version__
-from vaultmind.index.snapshot_file import load_arrays, save_arrays
+from vaultmind.index.snapshot_file import load_arrays, save_arrays, snapshot_key
 from vaultmind.index.vector_scan import FirstPass
 
 log = logging.getLogger(__name__)
@@ -53,9 +51,7 @@ def vectors_key(con: Any, model_id: str, settings: tuple[object, ...]) -> str:
     vectors = con.execute(
         "SELECT count(*), sum(hash(content_hash, dim, vec)) FROM embeddings WHERE model = ?", [model_id]
     ).fetchone()
-    last = con.execute("SELECT max(name) FROM migrations").fetchone()
-    text = f"{_FORMAT}|{__version__}|{last}|{model_id}|{settings}|{leaves}|{vectors}"
-    return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+    return snapshot_key(con, _FORMAT, model_id, settings, leaves, vectors)
 
 
 def save_vectors(path: Path, key: str, held: HeldVectors) -> None:
