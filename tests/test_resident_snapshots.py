@@ -18,7 +18,7 @@ import pytest
 
 from vaultmind.cli.output import print_status
 from vaultmind.config import load_config
-from vaultmind.index import resident_vectors, snapshot_file
+from vaultmind.index import snapshot_file, vector_snapshot
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -354,13 +354,13 @@ def test_clustered_vectors_neither_key_nor_keep_a_snapshot(vault: Path, monkeypa
     monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
     monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 8)
     keyed: list[str] = []
-    key_of = resident_vectors.vectors_key
+    key_of = vector_snapshot.vectors_key
 
     def counted(*args: Any) -> str:
         keyed.append(key := key_of(*args))
         return key
 
-    monkeypatch.setattr(resident_vectors, "vectors_key", counted)
+    monkeypatch.setattr(vector_snapshot, "vectors_key", counted)
     for _ in range(2):
         assert all(_answers(vault))  # (clustered int8 rows: not the float32 scores of `first`)
         assert not (vault / ".vaultmind" / VECTORS_SNAPSHOT).exists()
