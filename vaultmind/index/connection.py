@@ -102,6 +102,16 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 drop_dead_promise(path)
                 return con
             except duckdb.Error as exc:
+                if attached_here(exc):  # not the file's fault: never taken for a broken one
+                    if "being detached" not in str(exc) or time.monotonic() + delay > deadline:
+                        raise IndexBusy(
+                            "the index is already open in this process through another DuckDB connection",
+                            path=path,
+                            hint="close that connection to the index file (DuckDB attaches a file once per process)",
+                        ) from exc
+                    time.sleep(delay)  # (a file another thread detaches is let go in a moment)
+                    delay = min(delay * 2, 0.5)
+                    continue
                 if not is_lock_error(exc):
                     raise
                 asked = ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
@@ -348,6 +358,13 @@ def waiter_of(request: str) -> int | None:
     """The pid of the process that wrote `request` (`ask_for_file`: "pid time")."""
     head = request.split(" ", 1)[0].strip()
     return int(head) if head.isdigit() else None
+
+
+def attached_here(exc: BaseException) -> bool:
+    """Whether `exc` is DuckDB refusing the file because it is attached in this process already,
+    outside `open_index` (a plain `duckdb.connect` of it), or is being detached ("Unique file
+    handle conflict"): the file is sound, and is neither moved aside nor rebuilt."""
+    return "unique file handle conflict" in str(exc).lower()
 
 
 def is_lock_error(exc: BaseException) -> bool:
