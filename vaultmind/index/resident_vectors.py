@@ -495,8 +495,6 @@ class ResidentVectors(VectorRows):
         scratch file (outside the process)."""
         with self._lock:
             matrix, head, file = self._row_bytes()
-            ivf = 0 if self._ivf is None else sum(
-                a.nbytes for a in (self._ivf.centroids, self._ivf.starts, self._ivf.members)
-            )  # fmt: skip
+            ivf = 0 if self._ivf is None else self._ivf.nbytes
             ids = self._rows.nbytes - (self._rows.loaded_nbytes if self.shared_ids.counted_elsewhere(self._rows) else 0)
             return {"ids": ids, "matrix": matrix, "head": head, "clusters": ivf, "file": file}
