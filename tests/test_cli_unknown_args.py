@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,11 @@ def test_json_after_a_double_dash_is_text_so_the_mistake_is_said_as_text(capsys:
             "a question is asked with a mode first: vaultmind query walk 'when did we move the launch?' --vault {v} --json",
         ),
         (["{v}", "status"], "the vault is given with --vault after the command's name: vaultmind status --vault {v}"),
+        (
+            ["--vault", "{v}", "query", "when did we move the launch?"],
+            "--vault goes after the command's name: vaultmind query walk 'when did we move the launch?' --vault {v}",
+        ),
+        (["{v}", "query", "launch"], "the vault is given with --vault after the command's name: vaultmind query walk launch --vault {v}"),
     ],
 )
 def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_line_meant(
@@ -184,6 +190,28 @@ def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_li
     assert stop.value.code == 2
     said = json.loads(out)["error"]["hint"] if "--json" in args else err
     assert hint.format(v="demo-vault") in said, said
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--vault", "demo-vault", "query", "launch"], ["--json", "--vault", "demo-vault", "query", "launch"], ["demo-vault", "query", "launch"]],
+)
+def test_the_command_line_a_hint_gives_runs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """`vaultmind --vault V query "q"` (the vault before the command, the mode left out) was told
+    to move `--vault` (`vaultmind query q --vault V`), and that line to add the mode: one mistake
+    after another. The line the hint gives is the whole one, and it runs."""
+    monkeypatch.chdir(tmp_path)
+    run_main(capsys, "init", "--demo", "demo-vault")
+    with pytest.raises(SystemExit):
+        run_main(capsys, *args)
+    out, err = capsys.readouterr()
+    said = json.loads(out)["error"]["hint"] if "--json" in args else err.split("vaultmind: hint: ", 1)[1]
+    line = shlex.split(said.split(": ", 1)[1])
+    assert line[:3] == ["vaultmind", "query", "walk"], said
+    code, _, err = run_main(capsys, *line[1:])
+    assert code == 0, err
 
 
 @pytest.mark.parametrize(

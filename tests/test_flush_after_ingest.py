@@ -46,3 +46,33 @@ def test_ingest_then_flush_links_the_entity_notes_of_the_people_in_the_summaries
         assert any("entities/person/" in link for link in front["entities"]), sealed["path"]
     code, again, _ = run(capsys, "flush", "--all", "--vault", str(cli_vault), "--json")
     assert code == 0 and not again["sealed"] and not again.get("refreshed")  # a rerun rewrites nothing
+
+
+def test_a_serving_memory_s_entity_names_see_the_entity_notes_a_flush_wrote(vault: Path) -> None:
+    """A flush through the daemon (`/v1/flush`) writes entity notes and syncs them: the daemon's
+    entity names (`search_entities`, fuzzy) and its entity list, each read before the flush, give
+    the new notes right after it, without a save or a restart between."""
+    from vaultmind.config import load_config
+    from vaultmind.entities.read import entities_request
+    from vaultmind.memory import Memory
+    from vaultmind.tree.view import route_flush
+
+    from .conftest import write_chat
+
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n[trees]\nsummarizer = "fallback"\n')
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.serve()
+        for day in ("2024-03-01", "2024-03-02", "2024-03-03"):
+            write_chat(vault, day, [(name, f"I checked the venue deposit today, {name} here") for name in PEOPLE] * 2)
+        memory.sync()
+
+        def note_paths() -> tuple[list[str], list[str | None]]:
+            names = [hit["note_path"] for hit in memory.query("search_entities", {"query": "Alise Chen"})["hits"]]
+            listed = entities_request(memory.index, {"action": "list", "kind": "person"})["entities"]
+            return names, [entity["note_path"] for entity in listed]
+
+        assert note_paths() == ([""], [None, None, None])  # (no entity note yet: the sync wrote none)
+        route_flush(memory, {"all": True})
+        notes = [f"entities/person/{name.lower().replace(' ', '-')}.md" for name in PEOPLE]
+        assert all((vault / note).is_file() for note in notes)
+        assert note_paths() == (notes[:1], notes)

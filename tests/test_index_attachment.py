@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from vaultmind.config import load_config
-from vaultmind.errors import VaultmindError
+from vaultmind.errors import IndexBusy, VaultmindError
 from vaultmind.index.connection import close_index, open_index
 from vaultmind.index.store import Index
 from vaultmind.memory import Memory
@@ -117,3 +117,29 @@ def test_threads_opening_closing_and_dropping_connections_leave_the_file_let_go(
     gc.collect()
     assert errors == []
     assert _let_go(path) == []
+
+
+def test_a_file_attached_in_this_process_by_another_connection_is_busy_and_never_moved_aside(tmp_path: Path) -> None:
+    """A plain `duckdb.connect` of the index in this process (a script or a plugin reading it)
+    makes DuckDB refuse the index's own attachment ("Unique file handle conflict"): the file is
+    sound, so the open says the index is busy, and the file stays where it is, whole, not
+    quarantined and rebuilt."""
+    path = tmp_path / "index.duckdb"
+    first = Index.open(path)
+    with first.transaction() as con:
+        con.execute("CREATE TABLE kept (a INTEGER)")
+        con.execute("INSERT INTO kept VALUES (1)")
+    first.close()
+    plain = duckdb.connect(str(path))
+    try:
+        with pytest.raises(IndexBusy, match="already open in this process"):
+            Index.open(path)
+    finally:
+        plain.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb"]  # no quarantine folder
+    again = Index.open(path)
+    try:
+        assert again.quarantined is None
+        assert again.scalar("SELECT count(*) FROM kept") == 1
+    finally:
+        again.close()

@@ -199,3 +199,55 @@ def test_a_wait_made_longer_by_a_promise_ends_soon_after_the_promise_is_taken_ba
         assert time.monotonic() - taken_back < 30
     finally:
         _let_go(waiter, holder)
+
+
+# Promises the index's file to the process given (as `vaultmind mcp` does mid-call), then waits to be killed.
+_PROMISER = (
+    "import sys; from pathlib import Path; from vaultmind.index.connection import promise_file; "
+    "promise_file(Path(sys.argv[1]), 'vaultmind mcp', {int(sys.argv[2])}); print('promised', flush=True); sys.stdin.read()"
+)
+
+
+def _promised_then_killed(index: Path) -> int:
+    """A real process that promised the file to this one and was killed (SIGKILL) before it
+    took the promise back; its pid."""
+    with subprocess.Popen(
+        [sys.executable, "-c", _PROMISER, str(index), str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as promiser:
+        assert promiser.stdout is not None and promiser.stdout.readline() == "promised\n"
+        promiser.kill()
+        promiser.wait(30)
+    assert promised_path(index).exists()
+    return promiser.pid
+
+
+def test_a_promise_left_by_a_killed_server_goes_at_the_next_open(tmp_path: Path) -> None:
+    """A server killed mid-call (SIGKILL) leaves its promise beside the index: the next process
+    that opens the file (serve, mcp, a command) deletes it."""
+    from vaultmind.index.connection import close_index, connect
+
+    index = tmp_path / "index.duckdb"
+    _promised_then_killed(index)
+    close_index(connect(index))
+    assert not promised_path(index).exists()
+
+
+def test_a_promise_left_by_a_killed_server_never_makes_a_waiter_wait_longer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The file held by another process since (a command): a waiter waits its usual time, not
+    the two minutes of a handover, says nothing of the killed server, and deletes its promise."""
+    from vaultmind.index.connection import IndexBusy, connect
+
+    index = tmp_path / "index.duckdb"
+    _promised_then_killed(index)
+    holder = _holding(index)
+    try:
+        started = time.monotonic()
+        with pytest.raises(IndexBusy):
+            connect(index, wait_s=0.5)
+        assert time.monotonic() - started < 10
+        assert "waiting for" not in capsys.readouterr().err
+        assert not promised_path(index).exists()
+    finally:
+        _let_go(holder)

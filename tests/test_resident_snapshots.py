@@ -18,7 +18,7 @@ import pytest
 
 from vaultmind.cli.output import print_status
 from vaultmind.config import load_config
-from vaultmind.index import resident_vectors, snapshot_file
+from vaultmind.index import snapshot_file, vector_snapshot
 from vaultmind.index.leaf_rows import LEAF_META_SQL
 from vaultmind.index.resident import ResidentLeaves
 from vaultmind.index.resident_vectors import ResidentVectors
@@ -354,14 +354,56 @@ def test_clustered_vectors_neither_key_nor_keep_a_snapshot(vault: Path, monkeypa
     monkeypatch.setattr(ResidentVectors, "QUANTIZE_FROM", 8)
     monkeypatch.setattr(ResidentVectors, "CLUSTER_FROM", 8)
     keyed: list[str] = []
-    key_of = resident_vectors.vectors_key
+    key_of = vector_snapshot.vectors_key
 
     def counted(*args: Any) -> str:
         keyed.append(key := key_of(*args))
         return key
 
-    monkeypatch.setattr(resident_vectors, "vectors_key", counted)
+    monkeypatch.setattr(vector_snapshot, "vectors_key", counted)
     for _ in range(2):
         assert all(_answers(vault))  # (clustered int8 rows: not the float32 scores of `first`)
         assert not (vault / ".vaultmind" / VECTORS_SNAPSHOT).exists()
     assert len(keyed) == 1  # the first load, which found the old snapshot: not again
+
+
+def _keys(vault: Path) -> dict[str, str]:
+    """The key each snapshot beside the index was taken under, by file name."""
+    keys = {}
+    for name in SNAPSHOTS:
+        data = (vault / ".vaultmind" / name).read_bytes()
+        start = data.index(b"\n") + 1
+        size = int.from_bytes(data[start : start + 8], "little")
+        keys[name] = json.loads(data[start + 8 : start + 8 + size])["key"]
+    return keys
+
+
+def test_every_snapshot_s_key_follows_vaultmind_s_version(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The postings' key is made by the same function as the leaves' and the vectors'
+    (`snapshot_key`): what makes one stale (another version, another migration) makes all."""
+    _notes(vault)
+    _answers(vault)
+    before = _keys(vault)
+    _answers(vault)
+    assert _keys(vault) == before  # (read, not taken again)
+    monkeypatch.setattr(snapshot_file, "__version__", "0.0.0-other")
+    _answers(vault)
+    after = _keys(vault)
+    assert [name for name in SNAPSHOTS if after[name] == before[name]] == []
+
+
+def test_the_postings_key_changes_with_a_save_a_rename_and_a_delete(vault: Path) -> None:
+    """Each change to the notes makes the postings' snapshot stale (taken again under a new key)."""
+    _notes(vault)
+    _answers(vault)
+    seen = [_keys(vault)[POSTINGS_SNAPSHOT]]
+    for change in ("save", "rename", "delete"):
+        if change == "save":
+            write(vault, "notes/n4.md", "# Note 4\n\n## Plan\n\nWe talked about the heron pier on day 4.\n")
+        elif change == "rename":
+            (vault / "notes/n5.md").rename(vault / "notes/moved.md")
+        else:
+            (vault / "notes/n6.md").unlink()
+        _answers(vault)
+        seen.append(_keys(vault)[POSTINGS_SNAPSHOT])
+    assert len(set(seen)) == len(seen), seen

@@ -125,14 +125,14 @@ def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.Argu
     of_commands = _long_flags_of_commands(root)
     if before in _long_flags_of_commands(root, valued=True):  # `vaultmind --vault V status` (not `--json V status`: V is no value)
         first = next(i for i, word in enumerate(words) if word.startswith("--") and word in of_commands)
-        misplaced, rest = words[first : given + 1], words[:first] + words[given + 1 :]
+        misplaced, rest = words[first : given + 1], _with_mode(words[:first] + words[given + 1 :], root)
         flags = [word for word in misplaced if word in of_commands]
         go = "goes" if len(flags) == 1 else "go"
         return f"{', '.join(flags)} {go} after the command's name: {_flags_after(rest, misplaced)}"
-    choices = [name for action in mistake.parser._actions if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+    choices = list(_commands(mistake.parser))
     command = next((i for i in range(given + 1, len(words)) if words[i] in choices), None)
     if command is not None and Path(value).is_dir():  # `vaultmind ~/Notes status`, `vaultmind --json ~/Notes status`
-        line = _meant(words[:given] + words[given + 1 :], command - 1, of_commands, added=["--vault", value])
+        line = _meant(_with_mode(words[:given] + words[given + 1 :], root), command - 1, of_commands, added=["--vault", value])
         return f"the vault is given with --vault after the command's name: {line}"
     close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
     if close:
@@ -142,6 +142,24 @@ def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.Argu
     if Path(value).is_dir():  # `vaultmind ~/Notes`
         return f"the vault is given with --vault after the command's name: vaultmind COMMAND --vault {shlex.quote(value)}"
     return None
+
+
+def _with_mode(words: list[str], root: argparse.ArgumentParser) -> list[str]:
+    """`words` with `walk` put before a question given to a command of modes (`query`) without
+    one: the line a hint gives runs as it is, not into the next mistake."""
+    command = next((i for i, word in enumerate(words) if word in _commands(root)), None)
+    if command is None:
+        return words
+    modes = _commands(_commands(root)[words[command]])
+    question = next((i for i in range(command + 1, len(words)) if not words[i].startswith("-")), None)
+    if "walk" not in modes or question is None or words[question] in modes:
+        return words
+    return [*words[:question], "walk", *words[question:]]
+
+
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """`parser`'s commands (or modes) by name; none for a parser without them."""
+    return {name: command for action in parser._actions if isinstance(action, argparse._SubParsersAction) for name, command in action.choices.items()}
 
 
 def _meant(words: list[str], ahead: int, flags_of_commands: set[str], *, added: Sequence[str] = ()) -> str:

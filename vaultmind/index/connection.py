@@ -99,8 +99,19 @@ def connect(path: Path, wait_s: float = BUSY_WAIT_S) -> duckdb.DuckDBPyConnectio
                 except BaseException:
                     close_index(con)
                     raise
+                drop_dead_promise(path)
                 return con
             except duckdb.Error as exc:
+                if attached_here(exc):  # not the file's fault: never taken for a broken one
+                    if "being detached" not in str(exc) or time.monotonic() + delay > deadline:
+                        raise IndexBusy(
+                            "the index is already open in this process through another DuckDB connection",
+                            path=path,
+                            hint="close that connection to the index file (DuckDB attaches a file once per process)",
+                        ) from exc
+                    time.sleep(delay)  # (a file another thread detaches is let go in a moment)
+                    delay = min(delay * 2, 0.5)
+                    continue
                 if not is_lock_error(exc):
                     raise
                 asked = ask_for_file(path)  # at each try: a holder takes a request away with the file it lets go
@@ -299,6 +310,27 @@ def promised_by(path: Path, holder: int | None = None) -> tuple[int, str] | None
     `holder`: the process holding the file, as DuckDB's lock error names it (`lock_holder`); a
     promise from any other is not believed: one made by a server whose call waited for the file
     itself, one left by a server killed mid-call whose pid another process has since."""
+    record = _promise(path)
+    if record is None:
+        return None
+    pid, who, waiters = record
+    if os.getpid() not in waiters or pid == os.getpid() or (holder is not None and pid != holder):
+        return None
+    return pid, who
+
+
+def drop_dead_promise(path: Path) -> None:
+    """Delete the promise beside the index when the process that made it is gone (a server
+    killed mid-call, SIGKILL: it never took it back). Left, it would stay beside the index for
+    good, believed by nobody (`promised_by`) but read at every wait."""
+    if promised_path(path).exists():
+        _promise(path)
+
+
+def _promise(path: Path) -> tuple[int, str, set[int]] | None:
+    """The promise beside the index (its maker's pid, what it is, the pids it was made to),
+    while its maker runs; None when there is none or it cannot be read, and when its maker is
+    gone (the promise is then deleted)."""
     from vaultmind.client import alive
 
     try:
@@ -306,9 +338,10 @@ def promised_by(path: Path, holder: int | None = None) -> tuple[int, str] | None
         pid, who, waiters = int(record["pid"]), str(record["who"]), {int(w) for w in record["waiters"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if os.getpid() not in waiters or pid == os.getpid() or (holder is not None and pid != holder) or not alive(pid):
+    if pid != os.getpid() and not alive(pid):
+        withdraw_promise(path)
         return None
-    return pid, who
+    return pid, who, waiters
 
 
 _LOCK_HOLDER = re.compile(r"\(PID (\d+)\)")
@@ -325,6 +358,13 @@ def waiter_of(request: str) -> int | None:
     """The pid of the process that wrote `request` (`ask_for_file`: "pid time")."""
     head = request.split(" ", 1)[0].strip()
     return int(head) if head.isdigit() else None
+
+
+def attached_here(exc: BaseException) -> bool:
+    """Whether `exc` is DuckDB refusing the file because it is attached in this process already,
+    outside `open_index` (a plain `duckdb.connect` of it), or is being detached ("Unique file
+    handle conflict"): the file is sound, and is neither moved aside nor rebuilt."""
+    return "unique file handle conflict" in str(exc).lower()
 
 
 def is_lock_error(exc: BaseException) -> bool:

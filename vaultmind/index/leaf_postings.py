@@ -14,11 +14,10 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-from vaultmind import __version__
 from vaultmind.index.leaf_state import _BATCH, LeafState
 from vaultmind.index.postings import PostingLists, TermCodes, load_snapshot, save_snapshot
 from vaultmind.index.row_ids import id_array
-from vaultmind.index.snapshot_file import POSTINGS_SNAPSHOT
+from vaultmind.index.snapshot_file import POSTINGS_SNAPSHOT, snapshot_key
 
 log = logging.getLogger(__name__)
 
@@ -56,17 +55,14 @@ class LeafPostings(LeafState):
             log.info("could not write the postings snapshot %s: %s", path, exc)
 
     def _postings_key(self, keys: npt.NDArray[np.bytes_]) -> str:
-        """What the resident postings follow from: the loaded leaf ids in row order (a leaf id
-        derives from its text, and its postings from the text and the tokenizer), the last
-        migration (a tokenizer change comes with one), vaultmind's version, and, as a check, the
-        postings' count (from the table's row counts: summing a column would read its blocks
-        into DuckDB's pool: a 50k-note daemon's start peaked 12 MB higher)."""
+        """What the resident postings follow from (`snapshot_key`): the loaded leaf ids in row
+        order, as a digest of their bytes (a leaf id derives from its text, and its postings
+        from the text and the tokenizer; a tokenizer change comes with a migration) and, as a
+        check, the postings' count (from the table's row counts: summing a column would read its
+        blocks into DuckDB's pool: a 50k-note daemon's start peaked 12 MB higher)."""
         count = self.index.scalar("SELECT count(*) FROM postings")
-        last = self.index.scalar("SELECT max(name) FROM migrations")
-        digest = hashlib.blake2b(digest_size=20)
-        digest.update(f"{POSTINGS_SNAPSHOT_FORMAT}|{__version__}|{last}|{count}|{keys.dtype.str}|".encode())
-        digest.update(np.ascontiguousarray(keys).data)
-        return digest.hexdigest()
+        ids = hashlib.blake2b(np.ascontiguousarray(keys).data, digest_size=32).hexdigest()
+        return snapshot_key(self.index.con, POSTINGS_SNAPSHOT_FORMAT, count, keys.dtype.str, ids)
 
     def _load_postings(self, pool: str | None) -> None:
         """Postings grouped by term, in two streamed passes: DuckDB counts each term's

@@ -1,9 +1,9 @@
 """Opening the index file: connect, check it, bring its schema up to date — or, when it cannot
 be opened, move it aside and open a fresh one (`quarantine.fresh_index`).
 
-A file another vaultmind process holds is `IndexBusy` (the CLI then talks to the daemon), and a
-sound file this user cannot write is its access error: neither is a broken file, so neither is
-moved. Anything else that stops the open (corrupt, cut short, a WAL that cannot be replayed,
+A file another vaultmind process holds is `IndexBusy` (the CLI then talks to the daemon), as is
+one attached in this process outside `connection.open_index` (`connection.attached_here`), and a
+sound file this user cannot write is its access error: none is a broken file, so none is moved. Anything else that stops the open (corrupt, cut short, a WAL that cannot be replayed,
 written by an incompatible version) is: the next sync rebuilds the index from the vault. An
 open Ctrl-C stopped (an upgrade's migration, say) leaves the file as it is, for the next open
 to finish.

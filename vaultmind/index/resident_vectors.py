@@ -5,13 +5,11 @@ and above it an inverted file over int8 rows kept in a scratch file in cluster o
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -26,12 +24,11 @@ from vaultmind.index.resident import (
     LeafDelta,
 )
 from vaultmind.index.row_ids import RowIds, SharedIds, id_array, pack_ids
-from vaultmind.index.snapshot_file import VECTORS_SNAPSHOT
 from vaultmind.index.store import Index
 from vaultmind.index.vector_codec import hash_prefix, leaf_keys, matrix_of, stored_width
 from vaultmind.index.vector_rows import VectorRows
 from vaultmind.index.vector_scan import Clusters, FirstPass, RowFile, quantize_rows, scratch_failed
-from vaultmind.index.vector_snapshot import HeldVectors, load_vectors, save_vectors, vectors_key
+from vaultmind.index.vector_snapshot import HeldVectors, keep_vectors, read_vectors
 
 log = logging.getLogger(__name__)
 
@@ -90,12 +87,9 @@ class ResidentVectors(VectorRows):
         prepared, a snapshot taken (`_prepare`). A load for other than the usual form
         (`quantize`, no `scratch`), or of rows to be clustered, is never taken from or kept in
         a snapshot."""
-        path = self._snapshot_path
         key = None
-        if quantize is None and scratch and path is not None and self._may_keep(path):
-            with self.index.lock:
-                key = vectors_key(self.index.con, self.model_id, self._snapshot_settings)
-            held = load_vectors(path, key)
+        if quantize is None and scratch:
+            key, held = read_vectors(self.index, self.model_id, self._snapshot_settings, self.CLUSTER_FROM)
             if held is not None:
                 self._take(held)
                 return
@@ -456,22 +450,9 @@ class ResidentVectors(VectorRows):
     # -- the snapshot beside the index (`vector_snapshot`) ---------------------------------
 
     @property
-    def _snapshot_path(self) -> Path | None:
-        return self.index.path.parent / VECTORS_SNAPSHOT if self.index.path is not None else None
-
-    @property
     def _snapshot_settings(self) -> tuple[object, ...]:
         """What shapes the prepared rows besides the stored vectors (tests lower the thresholds)."""
         return (self._quantize_from, self.CLUSTER_FROM, self.HEAD_SHARE, self.HEAD_SAMPLE, self.BLOCK, FirstPass.COLUMNS)
-
-    def _may_keep(self, path: Path) -> bool:
-        """Whether a load may read or take a snapshot: one is there, or the leaves are fewer
-        than `CLUSTER_FROM` (more are clustered, and their key, ~0.2 s at 50k notes, would be
-        worked out at every load for nothing)."""
-        if path.exists():
-            return True
-        with self.index.lock:
-            return int(self.index.scalar("SELECT count(*) FROM leaves")) < self.CLUSTER_FROM
 
     def _take(self, held: HeldVectors) -> None:
         """Hold the rows a snapshot kept, as the load and preparation they were taken after."""
@@ -491,21 +472,16 @@ class ResidentVectors(VectorRows):
         when they are all held in memory; clustered rows, in a scratch file, are not kept,
         and a snapshot taken while they were fewer goes (it can only be stale now)."""
         self._unsaved = None
-        path = self._snapshot_path
-        if path is None or self._file is not None or self._ivf is not None or self._chunks:
-            if path is not None and (self._file is not None or self._ivf is not None):
-                with contextlib.suppress(OSError):
-                    path.unlink(missing_ok=True)
+        if self._file is not None or self._ivf is not None:
+            keep_vectors(self.index, key, None)
+            return
+        if self._chunks:
             return
         if self._sum is None and self._width:  # none without vectors: the first ones added set the width
             self._sum = self._live_sum()
         keys, packed = self._rows.loaded_keys()
         matrix = self._matrix if self._q8 is None else None
-        held = HeldVectors(keys, packed, matrix, self._q8, self._scale, self._head, self._sum)
-        try:
-            save_vectors(path, key, held)
-        except OSError as exc:  # a full disk, a read-only folder: the next load reads the index
-            log.info("could not write the vectors snapshot %s: %s", path, exc)
+        keep_vectors(self.index, key, HeldVectors(keys, packed, matrix, self._q8, self._scale, self._head, self._sum))
 
     @property
     def size(self) -> int:
@@ -518,15 +494,7 @@ class ResidentVectors(VectorRows):
         """Bytes held, by part; `head`: the first pass's projections; `file`: the int8 rows in the
         scratch file (outside the process)."""
         with self._lock:
-            matrix = self._matrix.nbytes + sum(c.nbytes for c in self._chunks)
-            if self._q8 is not None:
-                matrix += self._q8.nbytes + self._scale.nbytes + self._position.nbytes + self._order.nbytes
-            if self._file is not None:
-                matrix += self._file.scale.nbytes
-            ivf = 0 if self._ivf is None else sum(
-                a.nbytes for a in (self._ivf.centroids, self._ivf.starts, self._ivf.members)
-            )  # fmt: skip
-            file = 0 if self._file is None else self._file.rows * self._file.width
-            head = 0 if self._head is None else self._head.nbytes
+            matrix, head, file = self._row_bytes()
+            ivf = 0 if self._ivf is None else self._ivf.nbytes
             ids = self._rows.nbytes - (self._rows.loaded_nbytes if self.shared_ids.counted_elsewhere(self._rows) else 0)
             return {"ids": ids, "matrix": matrix, "head": head, "clusters": ivf, "file": file}

@@ -165,6 +165,19 @@ class VectorRows:
         self._file, self._filed = None, 0
         self._position = self._order = np.zeros(0, dtype=np.int32)
 
+    def _row_bytes(self) -> tuple[int, int, int]:
+        """Bytes of the rows held in memory (with their scales and places in the scratch file),
+        of the first pass's projections, and of the int8 rows in the scratch file (outside the
+        process)."""
+        matrix = self._matrix.nbytes + sum(c.nbytes for c in self._chunks)
+        if self._q8 is not None:
+            matrix += self._q8.nbytes + self._scale.nbytes + self._position.nbytes + self._order.nbytes
+        if self._file is not None:
+            matrix += self._file.scale.nbytes
+        file = 0 if self._file is None else self._file.rows * self._file.width
+        head = 0 if self._head is None else self._head.nbytes
+        return matrix, head, file
+
     def _block(self, rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
         """Rows of the matrix as float32 (dequantized when stored as int8; read from the file
         one by one when filed)."""

@@ -180,6 +180,10 @@ class Clusters:
     members: npt.NDArray[np.int64]
     size: int  # rows of the matrix when it was built; later rows are the exact tail
 
+    @property
+    def nbytes(self) -> int:
+        return self.centroids.nbytes + self.starts.nbytes + self.members.nbytes
+
     @classmethod
     def build(
         cls,

@@ -13,13 +13,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from vaultmind.index.snapshot_file import load_arrays, save_arrays, snapshot_key
+from vaultmind.index.snapshot_file import VECTORS_SNAPSHOT, load_arrays, save_arrays, snapshot_key
 from vaultmind.index.vector_scan import FirstPass
+
+if TYPE_CHECKING:
+    from vaultmind.index.store import Index
 
 log = logging.getLogger(__name__)
 
@@ -92,3 +95,42 @@ def load_vectors(path: Path, key: str) -> HeldVectors | None:
     except (KeyError, IndexError) as exc:
         log.info("the vectors snapshot %s cannot be read (%s); loading them from the index", path, exc)
         return None
+
+
+def read_vectors(
+    index: Index, model_id: str, settings: tuple[object, ...], cluster_from: int
+) -> tuple[str | None, HeldVectors | None]:
+    """For a load of `model_id`'s vectors from `index` in the usual form: the key its rows would
+    be kept under (None: they are not kept) and the rows a snapshot holds under that key (None:
+    none does). A load reads or takes a snapshot when one is there, or when the leaves are
+    fewer than `cluster_from` (more are clustered, and their key, ~0.2 s at 50k notes, would be
+    worked out at every load for nothing)."""
+    path = snapshot_path(index)
+    if path is None:
+        return None, None
+    with index.lock:
+        if not path.exists() and int(index.scalar("SELECT count(*) FROM leaves")) >= cluster_from:
+            return None, None
+        key = vectors_key(index.con, model_id, settings)
+    return key, load_vectors(path, key)
+
+
+def keep_vectors(index: Index, key: str, held: HeldVectors | None) -> None:
+    """Write `held` as the snapshot beside `index` under `key`; None: delete the one there (it
+    can only be stale). A file that cannot be written (a full disk, a read-only folder) is
+    said in the log: the next load reads the index."""
+    path = snapshot_path(index)
+    if path is None:
+        return
+    try:
+        if held is None:
+            path.unlink(missing_ok=True)
+        else:
+            save_vectors(path, key, held)
+    except OSError as exc:
+        log.info("could not write the vectors snapshot %s: %s", path, exc)
+
+
+def snapshot_path(index: Index) -> Path | None:
+    """The vectors' snapshot beside `index`'s file (None: an index in memory)."""
+    return index.path.parent / VECTORS_SNAPSHOT if index.path is not None else None
