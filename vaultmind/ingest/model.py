@@ -67,6 +67,10 @@ class SourceBatch:
     # line, and a message of the branch shown loses such a mark (`revisions.mark_replaced`).
     # None: the platform has no branches
     replaced: tuple[tuple[str, str], ...] | None = None
+    # ids of its messages that no other conversation's message has (Claude Code's `uuid`s): one
+    # another session of its platform holds is known there, not written again (a session resumed
+    # repeats the earlier one's turns: `agent_resumed`)
+    unique_ids: frozenset[str] = frozenset()
     # a line chat whose day/month order was inferred (WhatsApp without --date-order): the chat
     # read the other way (`date_orders.keep_held_order`)
     other_order: OtherOrder | None = None
