@@ -146,6 +146,7 @@ class IngestReport:
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
     local_zone: str | None = None  # the zone local export times written were read in (`--tz`, else UTC)
     local_zone_named: bool = False  # that zone was named (`--tz`, `[ingest] timezone`), not UTC by default
+    vault_clock: str = "UTC"  # the zone whose days day notes are and whose clock callouts show (`[ingest] timezone`)
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name
 
