@@ -15,6 +15,8 @@ What is dropped:
   content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning
   (and, in a list, any `…tool_use`, `…tool_result`, `…_call`, `…_call_output`);
   `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
+- what the agent wrote into a user turn that the user did not type (`agent_injected`): slash
+  command markup and its output, an interruption's mark, AGENTS.md, reminders;
 - base64 payloads: data URIs become `[image]` (or `[data]`), image parts `[image]`;
 - model-written recaps (`is_recap`): a flag (`is_summary`, `isCompactSummary`, `is_recap`, or a
   `name` / `metadata.type` of summary, recap, compaction), a message opening with "This session
@@ -30,6 +32,8 @@ line's hash before is found again: `agent_earlier`). A Claude Code subagent's tu
 (`isSidechain`) are the agent's prompt and the subagent's answers (`SUBAGENT_AUTHORS`), never
 the user's words. Message id = the message's own id,
 else its 0-based position in the transcript; `source_ref` = `agent://session/<id>/<position>`.
+A Claude Code `uuid` is unique across sessions (`SourceBatch.unique_ids`): a resumed session's
+copy of the earlier one's turns is written once (`agent_resumed`).
 Times come from the message (`timestamp`, `created_at`, `created`, `time`), else the session,
 else the transcript file's modification time; a message without one is placed 1 µs after the
 one before, so order is kept.
