@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +82,16 @@ def write(vault: Path, rel: str, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def said_in(note: Path) -> list[str]:
+    """A chat note's messages as `author: first line of text`, in order."""
+    lines = note.read_text(encoding="utf-8").splitlines()
+    return [
+        f"{head.split(' · ')[0].removeprefix('> [!message] ')}: {text[2:]}"
+        for head, text in pairwise(lines)
+        if head.startswith("> [!message]")
+    ]
 
 
 def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:

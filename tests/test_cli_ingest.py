@@ -573,3 +573,22 @@ def test_an_agent_folder_without_transcripts_says_it_looked_for_transcripts(
     empty.mkdir()
     code, data, _ = run(capsys, "ingest", "agent", str(empty), "--vault", str(vault), "--json")
     assert code == 0 and data["warnings"] == [f"{empty}: nothing to ingest here (looked for agent transcripts: .json, .jsonl, .txt, .zip)"]
+
+
+def test_tz_says_the_notes_are_filed_by_the_vaults_days(
+    tmp_path: Path, vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--tz` reads the export's times; the notes keep the vault's days and clock (UTC without
+    `[ingest] timezone`), as docs/ingest.md says, and the run now says so once, with how to file
+    them by the export's zone. Nothing is said when the vault's zone is the one --tz names."""
+    alice = write(tmp_path, "WhatsApp Chat with Alice.txt", WHATSAPP["iso.txt"])
+    bob = write(tmp_path, "WhatsApp Chat with Bob.txt", WHATSAPP["android_dmy.txt"])
+    code, text, _ = run(capsys, "ingest", "chat", str(alice), str(bob), "--vault", str(vault), "--tz", "America/New_York")
+    assert code == 0 and text.count("notes are filed by UTC days and show UTC times") == 1, text
+    assert 'set timezone = "America/New_York" under [ingest]' in text
+    berlin = tmp_path / "berlin"
+    write(berlin, ".vaultmind/config.toml", '[ingest]\ntimezone = "Europe/Berlin"\n')
+    code, data, _ = run(capsys, "ingest", "chat", str(alice), "--vault", str(berlin), "--tz", "Europe/Berlin", "--json")
+    assert code == 0 and (data["local_zone"], data["vault_clock"]) == ("Europe/Berlin", "Europe/Berlin")
+    code, text, _ = run(capsys, "ingest", "chat", str(bob), "--vault", str(berlin), "--tz", "Europe/Berlin")
+    assert code == 0 and "read in Europe/Berlin" in text and "notes are filed by" not in text, text

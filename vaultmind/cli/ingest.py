@@ -137,6 +137,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         "warnings": report.warnings,
         "local_zone": report.local_zone,
         "local_zone_named": report.local_zone_named,
+        "vault_clock": report.vault_clock,
         "sync": sync,
     }
     if args.json:
@@ -176,6 +177,13 @@ def _print(result: dict[str, Any]) -> None:
                 "before ingesting it (a chat read in one zone refuses an export read in another)"
             )
         print(said)
+        clock, zone = result.get("vault_clock") or "UTC", result["local_zone"]
+        if result.get("local_zone_named") and zone != clock:  # (--tz reads the export; the vault's zone files the notes)
+            print(
+                f"  notes are filed by {clock} days and show {clock} times (the vault's clock: [ingest] timezone, "
+                f"UTC when unset), not {zone} ones: to file new messages by {zone} days, set timezone = \"{zone}\" "
+                "under [ingest] in .vaultmind/config.toml (notes written stay as they are)"
+            )
     for warning in result["warnings"]:
         print(f"  warning: {warning}")
     sync = result["sync"]

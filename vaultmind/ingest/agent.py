@@ -15,6 +15,8 @@ What is dropped:
   content parts of type tool_use, tool_result, function_call(_output), thinking, reasoning
   (and, in a list, any `…tool_use`, `…tool_result`, `…_call`, `…_call_output`);
   `<tool_call>…</tool_call>`-style blocks inside text; a message that is only a tool call's JSON;
+- what the agent wrote into a user turn that the user did not type (`agent_injected`): slash
+  command markup and its output, an interruption's mark, AGENTS.md, reminders;
 - base64 payloads: data URIs become `[image]` (or `[data]`), image parts `[image]`;
 - model-written recaps (`is_recap`): a flag (`is_summary`, `isCompactSummary`, `is_recap`, or a
   `name` / `metadata.type` of summary, recap, compaction), a message opening with "This session
@@ -30,6 +32,8 @@ line's hash before is found again: `agent_earlier`). A Claude Code subagent's tu
 (`isSidechain`) are the agent's prompt and the subagent's answers (`SUBAGENT_AUTHORS`), never
 the user's words. Message id = the message's own id,
 else its 0-based position in the transcript; `source_ref` = `agent://session/<id>/<position>`.
+A Claude Code `uuid` is unique across sessions (`SourceBatch.unique_ids`): a resumed session's
+copy of the earlier one's turns is written once (`agent_resumed`).
 Times come from the message (`timestamp`, `created_at`, `created`, `time`), else the session,
 else the transcript file's modification time; a message without one is placed 1 µs after the
 one before, so order is kept.
@@ -46,6 +50,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from vaultmind.ingest.agent_injected import user_words
 from vaultmind.ingest.common import (
     as_str,
     is_local_time,
@@ -229,7 +234,9 @@ def _opt_time(item: dict[str, Any], tz: tzinfo) -> tuple[datetime, bool] | None:
 
 def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime) -> SourceBatch | None:
     messages: list[Message] = []
-    earlier: dict[str, str] = {}  # a message's text as vaultmind read it before parts of unknown kinds were kept
+    # a message's texts as vaultmind read it before: parts of unknown kinds left out, the agent's injected context kept
+    earlier: list[tuple[str, str]] = []
+    unique: set[str] = set()  # ids that are unique across sessions (Claude Code's `uuid`s)
     previous: tuple[datetime, bool] | None = None
     local_times = False  # a message kept has a local time (its own, or the one it follows)
     first_user = ""
@@ -249,13 +256,16 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         role = _role(raw)
         if role is None or raw.get("isMeta") is True or is_recap(raw) or is_recap(item):
             continue
-        text = _prose(item.get("content"))
+        read = _prose(item.get("content"))
+        text = user_words(read) if role == "user" else read  # (what the agent injected: not the user's words)
         if not text or (role == "assistant" and _opens_recap(text)) or _is_tool_json(text):
             continue
         first_user = first_user or (text if role == "user" and raw.get("isSidechain") is not True else "")
         message_id = as_str(raw.get("uuid")) or as_str(item.get("id")) or str(index)
-        if (before := _prose(item.get("content"), unknown=False)) and before != text:
-            earlier[message_id] = before  # a note written then keeps it: known, not rewritten
+        if message_id == as_str(raw.get("uuid")):
+            unique.add(message_id)
+        for before in {read, _prose(item.get("content"), unknown=False)} - {text, ""}:
+            earlier.append((message_id, before))  # a note written then keeps it: known, not rewritten
         local_times = local_times or local
         messages.append(
             Message(
@@ -278,7 +288,8 @@ def _session_batch(path: Path, session: _Session, tz: tzinfo, fallback: datetime
         note_name=session.id,
         legacy_source_id=f"agent:{legacy}" if legacy else None,
         legacy_note_name=legacy,
-        earlier_texts=tuple(sorted(earlier.items())),
+        earlier_texts=tuple(sorted(earlier)),
+        unique_ids=frozenset(unique),
         local_times=local_times,
     )
 

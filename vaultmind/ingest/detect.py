@@ -225,11 +225,13 @@ def parse_paths(
     return batches
 
 
-def _say_local_zone(report: IngestReport, batches: Sequence[SourceBatch], tz: str | None) -> None:
+def _say_local_zone(report: IngestReport, batches: Sequence[SourceBatch], tz: str | None, clock: str | None) -> None:
     """The zone the local times of the messages written were read in (`report.local_zone`), and
     whether it was named (`--tz`, `[ingest] timezone`) or is UTC by default — which the report
     says, with how to name the export's zone: local times taken for UTC without a word put every
-    message hours off."""
+    message hours off. `clock`, the vault's zone (`[ingest] timezone`), whose days the notes
+    are: another than `--tz` names is said too (`--tz` reads the export, it files no note)."""
+    report.vault_clock = clock or "UTC"
     if any(b.local_times and any(m.message_id in report.added_ids for m in b.messages) for b in batches):
         report.local_zone, report.local_zone_named = tz or "UTC", tz is not None
 
@@ -307,7 +309,7 @@ def ingest_paths(
             progress=progress,
             max_note_bytes=max_note_bytes,
         )
-    _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz)
+    _say_local_zone(report, [b for b in parsed if isinstance(b, SourceBatch)], tz, display_tz)
     # how messages without a Date header were dated: said of those written (an earlier ingest
     # that wrote the others said it then), and of those left out
     report.warnings[:0] = _not_said_again(parse_report.warnings, report.said_before) + date_warnings(parse_report.dated, report.added_ids) + [

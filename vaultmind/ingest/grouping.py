@@ -64,6 +64,8 @@ def group_batches(batches: Sequence[SourceBatch], report: IngestReport, zone: tz
                 group = groups[(base, meta.source_id)] = Group(replace(meta, title=title), base)
             group.related.update(batch.related)
             group.known_in.update(batch.known_in)
+            if msg.message_id in batch.unique_ids:
+                group.unique_ids.add(msg.message_id)
             group.renamed.update(batch.renamed_authors)
             if batch.replaced is not None and batch_no not in group.batches:  # once per export
                 group.batches.add(batch_no)

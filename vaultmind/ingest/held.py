@@ -59,7 +59,7 @@ class Existing:
         for meta in meta_lines(self.body):
             headers.setdefault(meta["id"], meta)
         out: dict[str, Message] = {}
-        for leaf in message_leaves(self.body, source_id=self.source_id, callout_types=(CALLOUT_TYPES[kind],)):
+        for leaf in message_leaves(self.body, source_id=self.source_id, callout_types=(CALLOUT_TYPES[kind],), indexed=False):
             if leaf.message_id is None or leaf.message_id in out or leaf.timestamp is None:
                 continue
             try:

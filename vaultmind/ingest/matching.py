@@ -45,15 +45,25 @@ def held_elsewhere(plan: Plan, group: Group) -> dict[str, list[str]]:
                 folders += [f for f in sources.get(source_id, ()) if f not in folders]
     ids = sorted({*group.messages, *group.related})
     pools = [(plan.placed(f), False) for f in folders]
-    if any(not any(_of_group(group, source_id) for placed, _ in pools for _, source_id in placed.get(i, ())) for i in ids):
+    if any(not any(_holds(group, i, source_id) for placed, _ in pools for _, source_id in placed.get(i, ())) for i in ids):
         pools.append((plan.placed_outside(kind), True))  # (every message found: a note moved elsewhere adds nothing)
     out: dict[str, list[str]] = {}
     for placed, moved in pools:
         for message_id in ids:
             for path, source_id in placed.get(message_id, ()):
-                if not in_siblings(path, group.base) and _of_group(group, source_id, moved=moved):
+                if not in_siblings(path, group.base) and _holds(group, message_id, source_id, moved=moved):
                     out.setdefault(message_id, []).append(path)
     return out
+
+
+def _holds(group: Group, message_id: str, source_id: str, *, moved: bool = False) -> bool:
+    """Whether a note of `source_id` holding `message_id` holds that message of the group: a
+    note of its conversation (`_of_group`), or, for an id unique across its platform's sessions
+    (`SourceBatch.unique_ids`), a note of another agent session (a session resumed repeats the
+    earlier one's turns)."""
+    if _of_group(group, source_id, moved=moved):
+        return True
+    return message_id in group.unique_ids and source_id.startswith(AGENT_PREFIX)
 
 
 def _of_group(group: Group, source_id: str, *, moved: bool = False) -> bool:
@@ -89,6 +99,8 @@ def home_note(plan: Plan, group: Group, elsewhere: dict[str, list[str]]) -> Exis
             counts[path] = counts.get(path, 0) + 1
     for path in sorted(counts, key=lambda p: (-counts[p], p)):
         note = plan.existing(path) if path.startswith(SOURCES_DIR + "/") else None
+        if note is not None and group.unique_ids and note.source_id != group.meta.source_id:
+            continue  # another agent session holding turns a resumed one repeats: known there, not this one's note
         if note is not None and note.owned and str(note.data.get("kind")) == group.meta.kind and path not in plan.claimed and carries(note):
             return note
     return None
@@ -109,6 +121,7 @@ def _answering(plan: Plan, group: Group) -> dict[str, list[str]]:
     return out
 
 
+AGENT_PREFIX = "agent:"  # the source ids of agent sessions
 _NUMBERED = " (*)"  # a legacy source id ending so: any download number, " (1)", " (2)" …
 
 

@@ -313,6 +313,10 @@ def plan_group(plan: Plan, group: Group) -> None:
         changed += edited_before(plan, group, current, new)
     if target is None and not new:
         return
+    if target is not None and not new and not changed and _under_cap(plan, target):
+        plan.claimed.add(target.path)  # nothing to add: the note stays as it is, not rendered again
+        report.unchanged.append(target.path)
+        return
     if new and user_edited:
         plan.keep_user_edited([note.path for note in user_edited])
     merged = _in_time_order([*current.values(), *new.values()])
@@ -336,6 +340,14 @@ def plan_group(plan: Plan, group: Group) -> None:
             report.unchanged.append(target.path)
         else:
             plan.writes.append(Write(target.path, data, target.raw, added=added))
+
+
+def _under_cap(plan: Plan, note: Existing) -> bool:
+    """Whether `note`, as it is on disk, is under the vault's cap on a note: one it only keeps
+    stays one note. (A note over it, the cap lowered since, is rendered again and split.) An
+    export ingested again, nothing in it new, is so planned without rendering every note it
+    holds to measure it."""
+    return plan.note_cap is None or len(note.raw) <= plan.note_cap
 
 
 def _say_moved_out(plan: Plan, group: Group, elsewhere: dict[str, list[str]], added: int, path: str | None) -> None:

@@ -67,6 +67,10 @@ class SourceBatch:
     # line, and a message of the branch shown loses such a mark (`revisions.mark_replaced`).
     # None: the platform has no branches
     replaced: tuple[tuple[str, str], ...] | None = None
+    # ids of its messages that no other conversation's message has (Claude Code's `uuid`s): one
+    # another session of its platform holds is known there, not written again (a session resumed
+    # repeats the earlier one's turns: `agent_resumed`)
+    unique_ids: frozenset[str] = frozenset()
     # a line chat whose day/month order was inferred (WhatsApp without --date-order): the chat
     # read the other way (`date_orders.keep_held_order`)
     other_order: OtherOrder | None = None
@@ -142,6 +146,7 @@ class IngestReport:
     dated: list[DatedOtherwise] = field(default_factory=list)  # emails without a usable Date header, as parsed
     local_zone: str | None = None  # the zone local export times written were read in (`--tz`, else UTC)
     local_zone_named: bool = False  # that zone was named (`--tz`, `[ingest] timezone`), not UTC by default
+    vault_clock: str = "UTC"  # the zone whose days day notes are and whose clock callouts show (`[ingest] timezone`)
     said_before: set[str] = field(default_factory=set)  # warnings about documents already ingested and unchanged
     renamed: list[tuple[str, str]] = field(default_factory=list)  # (from, to): notes given their file's name
 

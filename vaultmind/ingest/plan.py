@@ -153,6 +153,7 @@ class Group:
     earlier_times: dict[str, datetime] = field(default_factory=dict)  # `SourceBatch.earlier_times`
     edited: set[str] = field(default_factory=set)  # `SourceBatch.edited`
     known_in: set[str] = field(default_factory=set)  # `SourceBatch.known_in`
+    unique_ids: set[str] = field(default_factory=set)  # `SourceBatch.unique_ids`
     renamed: dict[str, str] = field(default_factory=dict)  # `SourceBatch.renamed_authors`
     seconds: bool = False  # an export of it writes seconds (`reexport.has_seconds`)
     replaced: dict[str, str] | None = None  # `SourceBatch.replaced`

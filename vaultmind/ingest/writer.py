@@ -55,6 +55,7 @@ from pathlib import Path
 
 from vaultmind.errors import RefuseToClobber, VaultError
 from vaultmind.ingest.agent_earlier import as_hashed_session
+from vaultmind.ingest.agent_resumed import each_turn_once
 from vaultmind.ingest.documents_plan import (
     doc_body,
     doc_folder,
@@ -256,7 +257,7 @@ def write_batches(
     plan = Plan(Path(vault), zone=zone, note_cap=max_note_bytes)
     batches = [
         knowing_renames(plan, in_earlier_folder(plan, as_hashed_session(plan, as_earlier(plan, batch))))
-        for batch in joined_batches(batches, plan.report)
+        for batch in joined_batches(each_turn_once(batches, plan.report), plan.report)
     ]
     groups = group_batches(batches, plan.report, zone)
     # the groups whose messages live in another note (a day note renamed) last: that note is

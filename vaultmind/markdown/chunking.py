@@ -127,11 +127,15 @@ def message_leaves(
     source_id: str,
     callout_types: Sequence[str] = ("message", "email"),
     ref_for: Callable[[str], str | None] | None = None,
+    indexed: bool = True,
 ) -> list[Leaf]:
     """One leaf per `> [!message]` / `> [!email]` callout of a chat/email source note.
     `ref_for(message id)` gives the `source_ref` of a message whose meta line has an id and no
     `ref` (the index's `render.derived_ref`); without it such a leaf has none, as the note says
-    (the writer reads messages back so, and writes no `ref` the export did not give)."""
+    (the writer reads messages back so, and writes no `ref` the export did not give).
+    `indexed=False`: the messages only, as the writer reads a note back, without what only the
+    index uses (the leaf's id and hash are "", its token count 0): counting tokens and hashing
+    every message was a third of reading back the notes of a large chat ingested again."""
     lines = body.split("\n")
     n = len(lines)
     wanted = {t.lower() for t in callout_types}
@@ -186,12 +190,12 @@ def message_leaves(
         author = meta.get("author") or (title.split(" · ", 1)[0].strip() if title else None) or None
         leaves.append(
             Leaf(
-                id=message_leaf_id(source_id, message_id, text),
+                id=message_leaf_id(source_id, message_id, text) if indexed else "",
                 seq=seq,
                 kind="message",
                 text=text,
-                content_hash=_sha(text),
-                token_count=count_tokens(text),
+                content_hash=_sha(text) if indexed else "",
+                token_count=count_tokens(text) if indexed else 0,
                 anchor="^" + block_id if block_id else "",
                 heading_path=path,
                 message_id=message_id,
