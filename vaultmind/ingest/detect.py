@@ -11,9 +11,11 @@ Chat format detection (`fmt="auto"`), by content rather than by name:
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
   `"sender_name"` with `"timestamp_ms"` → instagram (messenger when its path names Facebook or
   Messenger);
-- text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp.
-Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, files
-whose format is not recognised are skipped with a warning.
+- text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp;
+- a `.md` whose first line is `[YYYY-MM-DD HH:MM:SS] Name: …` (signal-export's `chat.md`) → signal.
+Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, and
+signal-export's `chat.md` files (not the `data.json` beside each); files whose format is not
+recognised are skipped with a warning.
 """
 
 from __future__ import annotations
@@ -73,7 +75,9 @@ def _expand(
                 candidates += 1
                 out.append((child, "slack", True))
                 continue
-            if child.suffix.lower() not in _SUFFIXES:
+            if child.suffix.lower() not in _SUFFIXES and not (kind == "chat" and _signal_export_chat(child)):
+                continue
+            if kind == "chat" and _beside_signal_chat(child):
                 continue
             candidates += 1
             if _empty(child):
@@ -95,6 +99,21 @@ def _expand(
             what = "agent transcripts" if kind == "agent" else "chat exports"
             report.warnings.append(_nothing_found([path], f"{what}: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _signal_export_chat(path: Path) -> bool:
+    """Whether `path` is a Markdown file in Signal's shape: signal-export's `<chat>/chat.md`
+    (other Markdown files in a chat export's folder are no chats, and not said to be)."""
+    try:
+        return path.suffix.lower() == ".md" and detect_chat_format(path) == "signal"
+    except IngestError:
+        return False
+
+
+def _beside_signal_chat(path: Path) -> bool:
+    """signal-export's `data.json` beside its `chat.md`: the same messages again, read from
+    the `chat.md` (not said to be of no format, once per chat)."""
+    return path.name == "data.json" and _signal_export_chat(path.with_name("chat.md"))
 
 
 def _is_slack_export(folder: Path) -> bool:
