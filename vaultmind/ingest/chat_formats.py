@@ -39,6 +39,26 @@ def detect_chat_format(path: Path) -> str | None:
     return _json_format(head) if lead.startswith(("[", "{")) else None
 
 
+_TELEGRAM_HTML_NAME_RE = re.compile(r"(?:messages\d*|export_results)\.html?", re.IGNORECASE)
+TELEGRAM_HTML_HINT = (
+    "in Telegram Desktop, export the chat again with Format: Machine-readable JSON (Export chat "
+    "history → Format), then ingest the result.json it writes"
+)
+
+
+def telegram_html(path: Path) -> bool:
+    """Whether `path` is a page of Telegram Desktop's HTML export (the export dialog's default):
+    `messages.html`, `messages2.html` … (or the whole account's `export_results.html`), its
+    page laid out in Telegram's `page_wrap` / `history` blocks. vaultmind reads the JSON export."""
+    if not path.is_file() or _TELEGRAM_HTML_NAME_RE.fullmatch(path.name) is None:
+        return False
+    try:
+        head = _head(path)
+    except IngestError:
+        return False
+    return 'class="page_wrap"' in head or 'class="history"' in head
+
+
 def _first_line(head: str) -> str:
     return next((line for line in head.split("\n") if line.strip()), "").lstrip("\u200e\ufeff")
 
