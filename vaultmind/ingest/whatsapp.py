@@ -40,7 +40,14 @@ from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, guessed, read_date
 from vaultmind.ingest.model import OtherOrder, SourceBatch
 from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
-from vaultmind.ingest.whatsapp_pasted import fold_pasted, from_ahead, from_elsewhere, other_order, other_shape
+from vaultmind.ingest.whatsapp_pasted import (
+    dates_read_once,
+    fold_pasted,
+    from_ahead,
+    from_elsewhere,
+    other_order,
+    other_shape,
+)
 from vaultmind.markdown.render import Message, SourceMeta
 from vaultmind.vault.encoding import decode_text
 from vaultmind.zones import local_to_utc
@@ -116,8 +123,9 @@ def parse_line_chat(
     inferred = order is None
     if order is None:
         order, either_way = date_order(path, records)
-    records = fold_pasted(records, from_ahead(path, order), into_unknown=True)
-    records = fold_pasted(records, from_elsewhere(path, records, order))
+    date_of = dates_read_once(path, order)
+    records = fold_pasted(records, from_ahead(date_of), into_unknown=True)
+    records = fold_pasted(records, from_elsewhere(date_of))
     records, left_out = _keep_unknown_lines(path, records)
     drafts = _drafts(records)
     messages = [m for m in _timed(path, drafts, order, tz) if m is not None]

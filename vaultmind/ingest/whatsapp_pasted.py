@@ -27,8 +27,7 @@ def fold_pasted(
     found = pasted(records)
     out: list[Record] = []
     for index, record in enumerate(records):
-        foldable = bool(out) and (out[-1].author is not None or (into_unknown and not out[-1].notice))
-        if index not in found or not foldable:
+        if index not in found or not out or (out[-1].author is None and (not into_unknown or out[-1].notice)):
             out.append(record)
             continue
         above = out[-1]
@@ -68,7 +67,21 @@ def other_order(order: DateOrder | None, records: list[Record]) -> set[int]:
     return {index for index in misfits if index and records[index].author not in participants | {None}}
 
 
-def from_ahead(path: Path, order: DateOrder) -> Callable[[list[Record]], set[int]]:
+def dates_read_once(path: Path, order: DateOrder) -> Callable[[Record], datetime]:
+    """`read_date` of a record in `order`, each record's read once: `from_ahead` and
+    `from_elsewhere` both date every message line (a 100,000-line export read its dates twice)."""
+    read: dict[int, datetime] = {}  # (by the record's identity: records live as long as the parse)
+
+    def date_of(record: Record) -> datetime:
+        key = id(record)
+        if key not in read:
+            read[key] = read_date(path, record, order)
+        return read[key]
+
+    return date_of
+
+
+def from_ahead(date_of: Callable[[Record], datetime]) -> Callable[[list[Record]], set[int]]:
     """The header lines dated more than `PASTED_BACK` after both the chat's line above them and
     its next line (neither such a line itself), by authors who write nothing else in the chat:
     an export is in time order, so a line that jumps days ahead, the chat then going on where
@@ -79,7 +92,7 @@ def from_ahead(path: Path, order: DateOrder) -> Callable[[list[Record]], set[int
     chat.) A participant's line stays a message; so do the file's first and last."""
 
     def pasted(records: list[Record]) -> set[int]:
-        dated = {index: read_date(path, r, order) for index, r in enumerate(records) if r.author is not None}
+        dated = {index: date_of(r) for index, r in enumerate(records) if r.author is not None}
         ahead_of_next: set[int] = set()
         following: datetime | None = None
         for index in sorted(dated, reverse=True):
@@ -100,7 +113,7 @@ def from_ahead(path: Path, order: DateOrder) -> Callable[[list[Record]], set[int
     return pasted
 
 
-def from_elsewhere(path: Path, records: list[Record], order: DateOrder) -> Callable[[list[Record]], set[int]]:
+def from_elsewhere(date_of: Callable[[Record], datetime]) -> Callable[[list[Record]], set[int]]:
     """The header lines of authors who write nothing else in the chat, each more than
     `PASTED_BACK` before the latest message above it: a message quoted from another chat,
     pasted into the message above it. (A participant's message quoted so, or one dated after
@@ -114,7 +127,7 @@ def from_elsewhere(path: Path, records: list[Record], order: DateOrder) -> Calla
         for index, record in enumerate(records):
             if record.author is None:
                 continue
-            at = read_date(path, record, order)
+            at = date_of(record)
             if latest is not None and at < latest - PASTED_BACK:
                 back.add(index)
             else:
