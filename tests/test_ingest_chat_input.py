@@ -295,3 +295,72 @@ def test_an_ingest_that_stops_on_a_file_says_what_was_said_of_it_before(
     assert f"{cut}: line 1: no messages in the file; line 1: the last line is not complete JSON" in err, err
     assert "ingest the file again once it is complete" in err, err
     assert not (vault / "sources" / "chat").exists()
+
+
+# --- pasted lines dated ahead -----------------------------------------------------------------
+
+GRANT = (
+    "01/03/2024, 09:15 - Bob: Deadlines from the funder:\n"
+    "14/03/2024, 17:00 - submissions close: upload the PDF\n"
+    "20/03/2024, 12:00 - review panel: room 2\n"
+    "01/03/2024, 09:16 - Alice: thanks!\n"
+    "01/03/2024, 09:20 - Alice: I'll draft the budget today\n"
+    "01/03/2024, 09:21 - Bob: 👍\n"
+    "01/03/2024, 11:40 - Dana: I can review on the 12th\n"
+)
+
+
+def test_pasted_lines_dated_ahead_stay_in_their_message_and_swallow_nothing(tmp_path: Path, vault: Path) -> None:
+    """A schedule pasted into a message, its lines starting with a later date and holding a
+    colon ("14/03/2024, 17:00 - submissions close: upload the PDF"), made messages of made-up
+    people ("submissions close", "review panel") on made-up days; dated after the chat's next
+    messages, those then looked pasted from elsewhere, and Alice's and Dana's messages became
+    lines of "review panel" and of Bob's 👍. The schedule's lines are lines of Bob's message."""
+    [batch] = parse_whatsapp(write(tmp_path, "WhatsApp Chat with Grant Team.txt", GRANT))
+    assert [(m.author, str(m.timestamp)[:16], m.text) for m in batch.messages] == [
+        ("Bob", "2024-03-01 09:15", "Deadlines from the funder:\n14/03/2024, 17:00 - submissions close: upload the PDF\n"
+                                       "20/03/2024, 12:00 - review panel: room 2"),
+        ("Alice", "2024-03-01 09:16", "thanks!"),
+        ("Alice", "2024-03-01 09:20", "I'll draft the budget today"),
+        ("Bob", "2024-03-01 09:21", "👍"),
+        ("Dana", "2024-03-01 11:40", "I can review on the 12th"),
+    ]
+
+
+def test_pasted_lines_dated_ahead_same_notes_twice_and_a_newer_export_adds_only_its_new(tmp_path: Path) -> None:
+    older = write(tmp_path, "old/WhatsApp Chat with Grant Team.txt", GRANT)
+    newer = write(tmp_path, "new/WhatsApp Chat with Grant Team.txt", GRANT + (
+        "25/03/2024, 10:00 - Alice: budget sent\n"
+        "25/03/2024, 10:05 - Dana: got it\n"
+    ))
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    first = ingest_paths("chat", [older], a)
+    ingest_paths("chat", [older], b)
+    assert first.written == ["sources/chat/whatsapp/grant-team/2024-03-01.md"]
+    assert {p: (a / p).read_bytes() for p in first.written} == {p: (b / p).read_bytes() for p in first.written}
+    again = ingest_paths("chat", [older], a)
+    assert (again.messages_added, again.written) == (0, [])
+    later = ingest_paths("chat", [newer], a)
+    assert (later.messages_added, later.written) == (2, ["sources/chat/whatsapp/grant-team/2024-03-25.md"])
+    assert _note_texts(a, "sources/chat/whatsapp/grant-team/2024-03-01.md").count("I'll draft the budget today") == 1
+
+
+def test_a_pasted_line_dated_ahead_below_a_pasted_line_without_an_author_stays_in_the_message(tmp_path: Path) -> None:
+    """The schedule's line above has no author ("04/03/2024, 09:30 - registration opens"): the
+    line dated ahead went on as a message of "submissions close" on 5 March, Alice's messages
+    below it folded in as lines pasted from elsewhere."""
+    [batch] = parse_whatsapp(write(tmp_path, "WhatsApp Chat with Grant Team.txt", (
+        "01/03/2024, 09:15 - Bob: Deadlines from the funder:\n"
+        "04/03/2024, 09:30 - registration opens\n"
+        "05/03/2024, 17:00 - submissions close: upload the PDF\n"
+        "01/03/2024, 09:16 - Alice: thanks!\n"
+        "01/03/2024, 09:21 - Bob: 👍\n"
+    )))
+    assert [(m.author, m.text) for m in batch.messages] == [
+        ("Bob", "Deadlines from the funder:\n04/03/2024, 09:30 - registration opens\n"
+                "05/03/2024, 17:00 - submissions close: upload the PDF"),
+        ("Alice", "thanks!"),
+        ("Bob", "👍"),
+    ]

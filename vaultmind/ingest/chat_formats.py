@@ -9,6 +9,7 @@ import zipfile
 from pathlib import Path
 
 from vaultmind.ingest.errors import IngestError
+from vaultmind.ingest.signal import SIGNAL_EXPORT_RE
 from vaultmind.ingest.slack import META_FILES
 from vaultmind.ingest.whatsapp import HEADER_RE, chat_member
 from vaultmind.vault.encoding import decode_text
@@ -26,14 +27,47 @@ def detect_chat_format(path: Path) -> str | None:
         return _zip_format(path)
     head = _head(path)
     lead = head.lstrip()
+    if suffix == ".md":  # signal-export's `<chat>/chat.md`; any other Markdown file is no chat export
+        return "signal" if _signal_line(_first_line(head)) else None
     if lead.startswith(("[", "{")) and suffix != ".txt":
         return _meta_platform(path, _json_format(head))
-    first = next((line for line in head.split("\n") if line.strip()), "").lstrip("\u200e\ufeff")
+    first = _first_line(head)
     if _SIGNAL_RE.match(first):
         return "signal"
     if HEADER_RE.match(first):
         return "whatsapp"
     return _json_format(head) if lead.startswith(("[", "{")) else None
+
+
+_TELEGRAM_HTML_NAME_RE = re.compile(r"(?:messages\d*|export_results)\.html?", re.IGNORECASE)
+TELEGRAM_HTML_HINT = (
+    "in Telegram Desktop, export the chat again with Format: Machine-readable JSON (Export chat "
+    "history → Format), then ingest the result.json it writes"
+)
+
+
+def telegram_html(path: Path) -> bool:
+    """Whether `path` is a page of Telegram Desktop's HTML export (the export dialog's default):
+    `messages.html`, `messages2.html` … (or the whole account's `export_results.html`), its
+    page laid out in Telegram's `page_wrap` / `history` blocks. vaultmind reads the JSON export."""
+    if not path.is_file() or _TELEGRAM_HTML_NAME_RE.fullmatch(path.name) is None:
+        return False
+    try:
+        head = _head(path)
+    except IngestError:
+        return False
+    return 'class="page_wrap"' in head or 'class="history"' in head
+
+
+def _first_line(head: str) -> str:
+    return next((line for line in head.split("\n") if line.strip()), "").lstrip("\u200e\ufeff")
+
+
+def _signal_line(line: str) -> bool:
+    """Whether `line` starts a Signal message: `[YYYY-MM-DD, HH:MM] ` or signal-export's
+    `[YYYY-MM-DD HH:MM:SS] Name: ` (in a `.txt`, the latter is read as WhatsApp, which some
+    phones write so)."""
+    return _SIGNAL_RE.match(line) is not None or SIGNAL_EXPORT_RE.match(line) is not None
 
 
 def _meta_platform(path: Path, found: str | None) -> str | None:

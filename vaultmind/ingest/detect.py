@@ -11,9 +11,11 @@ Chat format detection (`fmt="auto"`), by content rather than by name:
   `"type": "message"` → slack (one channel); `"role"` → agent; `"author"` → generic;
   `"sender_name"` with `"timestamp_ms"` → instagram (messenger when its path names Facebook or
   Messenger);
-- text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp.
-Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, files
-whose format is not recognised are skipped with a warning.
+- text whose first line is `[YYYY-MM-DD, HH:MM] …` → signal; other date-led lines → whatsapp;
+- a `.md` whose first line is `[YYYY-MM-DD HH:MM:SS] Name: …` (signal-export's `chat.md`) → signal.
+Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, and
+signal-export's `chat.md` files (not the `data.json` beside each); files whose format is not
+recognised are skipped with a warning.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Literal
 
 from vaultmind.errors import UsageError
 from vaultmind.ingest import FORMATS, KINDS
-from vaultmind.ingest.chat_formats import HEAD_BYTES, detect_chat_format
+from vaultmind.ingest.chat_formats import HEAD_BYTES, TELEGRAM_HTML_HINT, detect_chat_format, telegram_html
 from vaultmind.ingest.document import DOCUMENT_KINDS, parse_document_paths_with_report
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.email import parse_email_paths_dated
@@ -64,6 +66,7 @@ def _expand(
                 out.append((path, None, False))
             continue
         candidates = 0
+        html_pages: list[Path] = []  # Telegram's HTML export: said once for the folder
         # a Slack export folder found in the walk is one export, as when given alone (its
         # channels' day files, read one by one, each read the whole export again, and its
         # channels.json, users.json … were said to be of no format)
@@ -73,7 +76,13 @@ def _expand(
                 candidates += 1
                 out.append((child, "slack", True))
                 continue
-            if child.suffix.lower() not in _SUFFIXES:
+            if kind == "chat" and telegram_html(child):
+                if not _beside_telegram_json(child, path):  # (both formats exported: the JSON is read)
+                    html_pages.append(child)
+                continue
+            if child.suffix.lower() not in _SUFFIXES and not (kind == "chat" and _signal_export_chat(child)):
+                continue
+            if kind == "chat" and _beside_signal_chat(child):
                 continue
             candidates += 1
             if _empty(child):
@@ -91,10 +100,46 @@ def _expand(
                 report.warnings.append(f"{child}: format not recognised; skipped")
                 continue
             out.append((child, found, True))
-        if not candidates:  # (files skipped as unrecognised have a warning each)
+        if html_pages:
+            report.warnings.append(_telegram_html_found(html_pages))
+        elif not candidates:  # (files skipped as unrecognised have a warning each)
             what = "agent transcripts" if kind == "agent" else "chat exports"
             report.warnings.append(_nothing_found([path], f"{what}: " + ", ".join(sorted(_SUFFIXES))))
     return out
+
+
+def _telegram_html_found(pages: Sequence[Path]) -> str:
+    """What to say of the pages of Telegram's HTML export found in a folder: which, and which
+    export to make instead (before: "nothing to ingest here")."""
+    more = f" and {len(pages) - 1} more" if len(pages) > 1 else ""
+    return f"{pages[0]}{more}: Telegram's HTML export, which vaultmind does not read; skipped — {TELEGRAM_HTML_HINT}"
+
+
+def _beside_telegram_json(page: Path, root: Path) -> bool:
+    """Whether a page of Telegram's HTML export has the export's `result.json` beside it or
+    above it, up to the folder given (an export made in both formats)."""
+    folder = page.parent
+    while True:
+        if (folder / "result.json").is_file():
+            return True
+        if folder == root or folder.parent == folder:
+            return False
+        folder = folder.parent
+
+
+def _signal_export_chat(path: Path) -> bool:
+    """Whether `path` is a Markdown file in Signal's shape: signal-export's `<chat>/chat.md`
+    (other Markdown files in a chat export's folder are no chats, and not said to be)."""
+    try:
+        return path.suffix.lower() == ".md" and detect_chat_format(path) == "signal"
+    except IngestError:
+        return False
+
+
+def _beside_signal_chat(path: Path) -> bool:
+    """signal-export's `data.json` beside its `chat.md`: the same messages again, read from
+    the `chat.md` (not said to be of no format, once per chat)."""
+    return path.name == "data.json" and _signal_export_chat(path.with_name("chat.md"))
 
 
 def _is_slack_export(folder: Path) -> bool:
@@ -116,6 +161,8 @@ def parse_chat_path(
     path: Path, fmt: str, tz: tzinfo, *, date_order: str | None = None, warn: Callable[[str], None] | None = None
 ) -> list[SourceBatch]:
     """Parse one chat export in format `fmt` ("auto" detects it)."""
+    if fmt in ("auto", "telegram") and telegram_html(path):
+        raise IngestError("Telegram's HTML export, which vaultmind does not read", path=path, hint=TELEGRAM_HTML_HINT)
     if fmt == "auto":
         detected = detect_chat_format(path)
         if detected is None and mail_file_kind(path) is not None:  # an email given to `ingest chat`

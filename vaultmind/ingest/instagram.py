@@ -20,7 +20,9 @@ one `message_1.json` (then `message_2.json` …) per conversation, in a folder o
   `[sticker]`, a shared post's link (`[shared: https://…]`) followed by its caption
   (`share_text`, after its owner's name when the export gives it: `natgeo: …`); a message with
   neither text nor media (an unsent one, a reaction's notice without text) is left out;
-  reactions are no messages and are dropped (the export has no read receipts);
+  reactions are no messages and are dropped (the export has no read receipts), and so are the
+  messages that say one and nothing else, without media ("Liked a message", "Reacted ❤️ to
+  your message");
 - a shared post's caption was dropped by earlier versions: the id still hashes the text without
   it, and that text is the message as an earlier vaultmind read it (`SourceBatch.earlier_texts`),
   so notes written before keep their messages, known, as they are.
@@ -41,6 +43,9 @@ from vaultmind.markdown.render import Message, SourceMeta
 
 _PART_FILE_RE = re.compile(r"message_\d+", re.IGNORECASE)
 _MEDIA = (("photos", "[photo]"), ("videos", "[video]"), ("audio_files", "[voice message]"), ("gifs", "[GIF]"))
+# a reaction the export writes as a message of its own, beside the `reactions` of the message
+# reacted to (an English download's words)
+_REACTION_RE = re.compile(r"Liked a message|Reacted \S{1,16} to your message")
 
 
 def parse_instagram(path: Path, *, platform: str = "instagram", warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
@@ -77,7 +82,10 @@ def _message(
     author = _fixed(as_str(item.get("sender_name")) or "") or "unknown"
     timestamp = _time(path, where, item.get("timestamp_ms"))
     lines = [text] if (text := _fixed(as_str(item.get("content")) or "")).strip() else []
-    lines += _media(item)
+    media = _media(item)
+    if not media and _REACTION_RE.fullmatch(text.strip()):
+        return None  # a reaction, no message (as on every platform)
+    lines += media
     before = "\n".join(lines)
     body = "\n".join([*lines, *_caption(item, text)])
     if not body.strip():

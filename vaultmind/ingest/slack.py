@@ -112,6 +112,23 @@ class _Conversation:
 class _Names:
     users: dict[str, str] = field(default_factory=dict)
     channels: dict[str, str] = field(default_factory=dict)
+    # users no users.json lists (a Slack Connect channel's members from another workspace, any
+    # user of a channel file read alone), named by the `user_profile` their own messages carry
+    outside: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class _Mentioning:
+    """A message that mentions a user users.json does not list, read before the export's other
+    messages could name them: read again once they have (`_name_outside`)."""
+
+    messages: list[Message]
+    index: int
+    path: Path
+    line: int
+    item: dict[str, Any]
+    channel_id: str
+    earlier: dict[str, list[str]]
 
 
 def parse_slack(path: Path, *, warn: Callable[[str], None] | None = None) -> list[SourceBatch]:
@@ -173,6 +190,7 @@ def _read_export(export: _Export, only: str | None) -> list[SourceBatch]:
             "not a Slack export: no channels.json, users.json or conversation folders", path=path
         )
     read: list[tuple[_Conversation, list[Message], dict[str, list[str]]]] = []
+    mentioning: list[_Mentioning] = []
     team_votes: Counter[str] = Counter()  # the messages' own team, when users.json has none
     for conv in sorted(conversations, key=lambda c: (c.scope_name, c.id)):
         messages: list[Message] = []
@@ -185,10 +203,14 @@ def _read_export(export: _Export, only: str | None) -> list[SourceBatch]:
                 if isinstance(item, dict) and isinstance(item.get("team"), str) and item["team"]:
                     team_votes[item["team"]] += 1
                 message = _message(export.where(rel), line, item, conv.id, names, earlier)
+                _learn_outside(item, names)  # (a join carries the joiner's profile too)
                 if message is not None:
+                    if _mentions_outside(item, names):
+                        mentioning.append(_Mentioning(messages, len(messages), export.where(rel), line, item, conv.id, earlier))
                     messages.append(message)
         if messages:
             read.append((conv, messages, earlier))
+    _name_outside(mentioning, names)
     team = _team(users, export, team_votes)
     before = export.path.stem  # the team an earlier vaultmind read from an export without team_id
     legacy = before != team and not any(isinstance(u.get("team_id"), str) and u["team_id"] for u in users)
@@ -219,15 +241,20 @@ def _parse_channel_file(path: Path, warn: Callable[[str], None] | None) -> list[
         channel = path.parent.name
     text = read_text(path)
     names = _Names()
-    messages = []
+    messages: list[Message] = []
     earlier: dict[str, list[str]] = {}
     team_votes: Counter[str] = Counter()
+    mentioning: list[_Mentioning] = []
     for line, item in json_array_items(path, text, warn):
         if isinstance(item, dict) and isinstance(item.get("team"), str):
             team_votes[item["team"]] += 1
         message = _message(path, line, item, channel, names, earlier)
+        _learn_outside(item, names)
         if message is not None:
+            if _mentions_outside(item, names):
+                mentioning.append(_Mentioning(messages, len(messages), path, line, item, channel, earlier))
             messages.append(message)
+    _name_outside(mentioning, names)
     team = _most_common(team_votes) or ALONE_TEAM
     meta = SourceMeta(
         kind="chat", source_id=f"slack:{team}/{channel}", scope=f"slack/{team}/{channel}", title=f"#{channel}"
@@ -378,17 +405,67 @@ def _author(item: dict[str, Any], names: _Names) -> str:
     user = as_str(item.get("user"))
     if user and user in names.users:
         return names.users[user]
+    profile = _profile_name(item)
+    if profile is not None:
+        return profile
+    bot = item.get("bot_profile")
+    for value in (item.get("username"), bot.get("name") if isinstance(bot, dict) else None, user):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return "unknown"
+
+
+def _profile_name(item: dict[str, Any]) -> str | None:
+    """The name a message's `user_profile` gives its author (real name, else display name, else
+    user name)."""
     profile = item.get("user_profile")
     if isinstance(profile, dict):
         for key in ("real_name", "display_name", "name"):
             value = profile.get(key)
             if isinstance(value, str) and value.strip():
                 return value.strip()
-    bot = item.get("bot_profile")
-    for value in (item.get("username"), bot.get("name") if isinstance(bot, dict) else None, user):
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return "unknown"
+    return None
+
+
+_MENTION_RE = re.compile(r"<@([^<>|\n]+)")
+
+
+def _learn_outside(item: Any, names: _Names) -> None:
+    """Learn the name of a user users.json does not list from their message's `user_profile`
+    (the first one read names them)."""
+    user = as_str(item.get("user")) if isinstance(item, dict) else None
+    if user and user not in names.users and user not in names.outside:
+        name = _profile_name(item)
+        if name is not None:
+            names.outside[user] = name
+
+
+def _mentions_outside(item: dict[str, Any], names: _Names) -> bool:
+    """Whether a message mentions a user users.json does not list (to read it again once the
+    export has named them: `_name_outside`)."""
+    texts = [item.get("text"), *(a.get("text") or a.get("fallback") for a in item.get("attachments") or [] if isinstance(a, dict))]
+    return any(m not in names.users for t in texts if isinstance(t, str) for m in _MENTION_RE.findall(t))
+
+
+def _name_outside(mentioning: list[_Mentioning], names: _Names) -> None:
+    """The messages that mention a user users.json does not list, read again with the names the
+    whole export's messages gave such users: `@U0EXT9` reads `@Priya Raman` (a Slack Connect
+    channel's guest), wherever her messages are. The text before, as earlier vaultminds wrote
+    it, is known as the message (`SourceBatch.earlier_texts`)."""
+    if not names.outside:
+        return
+    listed = _Names(users=names.users, channels=names.channels)
+    both = _Names(users={**names.outside, **names.users}, channels=names.channels)
+    for m in mentioning:
+        before = m.messages[m.index]
+        message = _message(m.path, m.line, m.item, m.channel_id, both, m.earlier)
+        said = _message(m.path, m.line, m.item, m.channel_id, listed, {})
+        if message is None or said is None or message.text == before.text:
+            continue
+        m.messages[m.index] = message
+        m.earlier.setdefault(message.message_id, [])
+        if said.text not in m.earlier[message.message_id]:
+            m.earlier[message.message_id].append(said.text)
 
 
 def _readable(text: str, names: _Names) -> str:

@@ -5,7 +5,9 @@
 - `type: "service"` messages (joins, pins, calls, title changes) are dropped;
 - rich text (`text` as a list of strings and entities) is flattened to plain text; `text_link`
   entities become Markdown links; media become a line like `[photo]`, `[file: report.pdf]`,
-  `[voice message]`, or the sticker's emoji;
+  `[voice message]`, or the sticker's emoji; a poll its question and a line per answer with
+  its votes, a shared contact its name and number, a location its point (and a venue's name
+  and address);
 - time: `date_unixtime` (UTC) when present, else `date` read as local time in `tz` (in the
   hour an autumn clock change repeats, by the file's order: `LocalClock`);
 - message id: Telegram's id; `source_ref`: `telegram://chat/<chat id>/<message id>`;
@@ -66,19 +68,23 @@ def _chat(path: Path, index: int, chat: Any, tz: tzinfo, *, single: bool) -> Sou
     clock = LocalClock(tz)  # (an export without `date_unixtime`: local times, in order)
     messages: list[Message] = []
     clocked: list[int] = []  # the messages whose time the clock placed (no `date_unixtime`)
+    earlier: list[tuple[str, str]] = []  # (id, the text an earlier vaultmind gave it)
     for number, item in enumerate(chat["messages"]):
         message = _message(path, name, number, item, chat_id, clock, ids)
         if message is not None:
             if not _said(item, "date_unixtime"):
                 clocked.append(len(messages))
             messages.append(message)
+            before = _earlier_text(item, message.text)
+            if before is not None:
+                earlier.append((message.message_id, before))
     if clock.unordered:  # (not in time order: each time as read, its first pass in a repeated hour)
         for at, read in zip(clocked, clock.reads, strict=True):
             messages[at] = replace(messages[at], timestamp=read)
     if not messages:
         return None
     meta = SourceMeta(kind="chat", source_id=f"telegram:{chat_id}", scope=f"telegram/{name}", title=name)
-    return SourceBatch(meta=meta, messages=tuple(messages), local_times=bool(clocked))
+    return SourceBatch(meta=meta, messages=tuple(messages), local_times=bool(clocked), earlier_texts=tuple(earlier))
 
 
 def _message(
@@ -91,18 +97,13 @@ def _message(
         return None
     tz = clock.tz
     read = _time(path, where, item, tz)  # (a derived id hashes this reading, as it always did)
-    text = flatten_text(item.get("text"))
-    media = _media(item)
-    if media:
-        text = f"{text}\n{media}" if text.strip() else media
+    text = _text(item, _media(item))
     if not text.strip():
         return None
-    forwarded = as_str(item.get("forwarded_from"))
-    if forwarded:  # who wrote it: the one who forwarded it is its author here
-        text = f"[forwarded from {forwarded}]\n{text}"
     author = as_str(item.get("from")) or ("Deleted Account" if "from" in item else as_str(item.get("actor")))
     author = author or as_str(item.get("from_id")) or "unknown"
-    message_id = as_str(item.get("id")) or ids(author, read, text)
+    # (a message without Telegram's id: the id hashes the text as vaultmind read it before)
+    message_id = as_str(item.get("id")) or ids(author, read, _text(item, _media(item, before=True)))
     timestamp = read if _said(item, "date_unixtime") else clock.place(item.get("date"), read)
     ref = f"telegram://chat/{chat_id}/{message_id}" if as_str(item.get("id")) else None
     edited = _time(path, where, item, tz, edit=True) if _said(item, "edited_unixtime") or _said(item, "edited") else None
@@ -114,6 +115,26 @@ def _message(
         source_ref=ref,
         edited=iso_utc(edited) if edited is not None else None,
     )
+
+
+def _text(item: dict[str, Any], media: str) -> str:
+    """The message's text: its own, its media's line below it, and who wrote it first when it
+    was forwarded (the one who forwarded it is its author here)."""
+    text = flatten_text(item.get("text"))
+    if media:
+        text = f"{text}\n{media}" if text.strip() else media
+    forwarded = as_str(item.get("forwarded_from"))
+    if forwarded and text.strip():
+        text = f"[forwarded from {forwarded}]\n{text}"
+    return text
+
+
+def _earlier_text(item: dict[str, Any], text: str) -> str | None:
+    """The text vaultmind gave a poll, a contact or a location before it kept what they say
+    (`[poll: question]`, `[contact]`, `[location]`), when it differs from `text`: a note
+    written then holds that one, known as this message (`SourceBatch.earlier_texts`)."""
+    before = _text(item, _media(item, before=True))
+    return before if before != text and before.strip() else None
 
 
 def _said(item: dict[str, Any], key: str) -> bool:
@@ -154,7 +175,9 @@ def flatten_text(value: Any) -> str:
     return "".join(out)
 
 
-def _media(item: dict[str, Any]) -> str:
+def _media(item: dict[str, Any], *, before: bool = False) -> str:
+    """The line a message's media adds; `before`, as vaultmind wrote it before a poll, a contact
+    and a location said what they hold (`[poll: question]`, `[contact]`, `[location]`)."""
     if "photo" in item:
         return "[photo]"
     media_type = as_str(item.get("media_type"))
@@ -167,9 +190,46 @@ def _media(item: dict[str, Any]) -> str:
         return f"[file: {name}]"
     poll = item.get("poll")
     if isinstance(poll, dict):
-        return f"[poll: {as_str(poll.get('question')) or ''}]"
+        return f"[poll: {as_str(poll.get('question')) or ''}]" if before else _poll(poll)
     if "location_information" in item:
-        return "[location]"
+        return "[location]" if before else _location(item)
+    if "place_name" in item and not before:  # (a venue without a point)
+        return _location(item)
     if "contact_information" in item:
-        return "[contact]"
+        return "[contact]" if before else _contact(item.get("contact_information"))
     return ""
+
+
+def _poll(poll: dict[str, Any]) -> str:
+    """`[poll: question]` and a line per answer with its votes (`voters`: how many), the one
+    you chose (`chosen`) said: the decision a poll records is in its answers."""
+    lines = [f"[poll{' (closed)' if poll.get('closed') is True else ''}: {as_str(poll.get('question')) or ''}]"]
+    answers = poll.get("answers")
+    for answer in answers if isinstance(answers, list) else []:
+        if not isinstance(answer, dict):
+            continue
+        votes = as_str(answer.get("voters")) or "0"
+        chosen = ", your vote" if answer.get("chosen") is True else ""
+        lines.append(f"- {as_str(answer.get('text')) or ''}: {votes} vote{'' if votes == '1' else 's'}{chosen}")
+    return "\n".join(lines)
+
+
+def _location(item: dict[str, Any]) -> str:
+    """`[location: name, address (latitude, longitude)]`, as far as the export gives them (a
+    venue has a name and an address; a location sent `null` has no point)."""
+    point = item.get("location_information")
+    where = ""
+    if isinstance(point, dict) and as_str(point.get("latitude")) and as_str(point.get("longitude")):
+        where = f"{as_str(point.get('latitude'))}, {as_str(point.get('longitude'))}"
+    place = ", ".join(part for part in (as_str(item.get("place_name")), as_str(item.get("address"))) if part)
+    said = f"{place} ({where})" if place and where else place or where
+    return f"[location: {said}]" if said else "[location]"
+
+
+def _contact(info: Any) -> str:
+    """`[contact: name, phone number]`, as far as the export gives them."""
+    if not isinstance(info, dict):
+        return "[contact]"
+    name = " ".join(part for part in (as_str(info.get("first_name")), as_str(info.get("last_name"))) if part)
+    said = ", ".join(part for part in (name, as_str(info.get("phone_number"))) if part)
+    return f"[contact: {said}]" if said else "[contact]"

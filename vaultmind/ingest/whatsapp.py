@@ -29,10 +29,9 @@ from __future__ import annotations
 
 import re
 import zipfile
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime, timedelta, tzinfo
+from datetime import UTC, tzinfo
 from functools import partial
 from pathlib import Path
 
@@ -41,6 +40,14 @@ from vaultmind.ingest.errors import IngestError, ingest_error
 from vaultmind.ingest.line_dates import DateOrder, Record, date_order, fits, guessed, read_date
 from vaultmind.ingest.model import OtherOrder, SourceBatch
 from vaultmind.ingest.whatsapp_notices import ios_notice, is_notice
+from vaultmind.ingest.whatsapp_pasted import (
+    dates_read_once,
+    fold_pasted,
+    from_ahead,
+    from_elsewhere,
+    other_order,
+    other_shape,
+)
 from vaultmind.markdown.render import Message, SourceMeta
 from vaultmind.vault.encoding import decode_text
 from vaultmind.zones import local_to_utc
@@ -106,7 +113,7 @@ def parse_line_chat(
                 f"(cut short?): {text[cut:]!r} left out — ingest the whole export to read that message"
             )
         text = text[:cut]
-    records = _fold_pasted(_fold_pasted(_records(path, text, name), _other_shape), partial(_other_order, order))
+    records = fold_pasted(fold_pasted(_records(path, text, name), other_shape), partial(other_order, order))
     if order in ("DMY", "MDY"):
         wrong = next((r for r in records if r.year_first or not fits(r, order)), None)
         if wrong is not None:
@@ -116,7 +123,9 @@ def parse_line_chat(
     inferred = order is None
     if order is None:
         order, either_way = date_order(path, records)
-    records = _fold_pasted(records, _from_elsewhere(path, records, order))
+    date_of = dates_read_once(path, order)
+    records = fold_pasted(records, from_ahead(date_of), into_unknown=True)
+    records = fold_pasted(records, from_elsewhere(date_of))
     records, left_out = _keep_unknown_lines(path, records)
     drafts = _drafts(records)
     messages = [m for m in _timed(path, drafts, order, tz) if m is not None]
@@ -344,82 +353,6 @@ def _year_begun(last: str, header: re.Match[str]) -> bool:
     years = (year, str(int(year) + 1).zfill(len(year)))
     whole = index == 0 or begun.end() < len(last)  # (a part followed by more of the line is complete)
     return any(y == said if whole else y.startswith(said) for y in years)
-
-
-PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
-
-
-def _fold_pasted(records: list[Record], pasted: Callable[[list[Record]], set[int]]) -> list[Record]:
-    """`records` with those `pasted` names (by index) made lines of the message above them: a
-    message line copied from another chat into a message ("12/03/2024, 10:15 - Bob: hi" quoted
-    from elsewhere) starts no message of this chat. Never into a system line, which is dropped
-    with its lines: the line stays a message, as it was before."""
-    found = pasted(records)
-    out: list[Record] = []
-    for index, record in enumerate(records):
-        if index not in found or not out or out[-1].author is None:
-            out.append(record)
-            continue
-        above = out[-1]
-        if above.head is None:
-            above.head = len(above.lines)
-        above.lines.extend([record.raw, *record.lines[1:]] if record.author is not None else [record.raw, *record.lines])
-    return out
-
-
-def _other_shape(records: list[Record]) -> set[int]:
-    """The header lines not written as the export writes its dates and times (another layout,
-    date marks, year, seconds or clock than most of its lines), by authors who write no line
-    written so: an export writes every line alike, so such a line was pasted into the message
-    above it. (A participant's stays a message: two exports joined into one file, or a phone
-    whose clock went from 24 h to 12 h, write the chat's own lines two ways.)"""
-    shapes = Counter(record.shape for record in records)
-    usual = max(shapes, key=lambda shape: shapes[shape])
-    participants = {record.author for record in records if record.shape == usual and record.author is not None}
-    return {index for index, record in enumerate(records) if record.shape != usual and index and record.author not in participants}
-
-
-def _other_order(order: DateOrder | None, records: list[Record]) -> set[int]:
-    """The header lines whose date does not read in the order (`order`, else the one more of
-    the export's dates read in; none when one order reads them all, or each as many) — "12/31/2023" in an export
-    that writes "31/12/2023" — by authors who write nothing else in the chat: pasted from
-    another chat into the message above. (A participant's stays, and is an error, as before.)"""
-    if records[0].year_first:
-        return set()
-    if order is None:
-        fitting = {candidate: [fits(r, candidate) for r in records] for candidate in ("DMY", "MDY")}
-        day_first, month_first = sum(fitting["DMY"]), sum(fitting["MDY"])
-        if len(records) in (day_first, month_first) or day_first == month_first:
-            return set()  # (one order reads them all; or nothing tells which is the export's)
-        order = "DMY" if day_first > month_first else "MDY"
-    misfits = {index for index, record in enumerate(records) if not fits(record, order)}
-    participants = {record.author for index, record in enumerate(records) if index not in misfits}
-    return {index for index in misfits if index and records[index].author not in participants | {None}}
-
-
-def _from_elsewhere(path: Path, records: list[Record], order: DateOrder) -> Callable[[list[Record]], set[int]]:
-    """The header lines of authors who write nothing else in the chat, each more than
-    `PASTED_BACK` before the latest message above it: a message quoted from another chat,
-    pasted into the message above it. (A participant's message quoted so, or one dated after
-    the message it was pasted into, cannot be told from a message, and stays one.) A system
-    line sets no latest time: a line of a message that reads as one ("18/03/2024, 10:00 -
-    dentist", a pasted calendar) is dated anywhere, and the messages below it are no less the chat's."""
-
-    def pasted(records: list[Record]) -> set[int]:
-        back: set[int] = set()
-        latest: datetime | None = None
-        for index, record in enumerate(records):
-            if record.author is None:
-                continue
-            at = read_date(path, record, order)
-            if latest is not None and at < latest - PASTED_BACK:
-                back.add(index)
-            else:
-                latest = at if latest is None else max(latest, at)
-        participants = {r.author for index, r in enumerate(records) if index not in back}
-        return {index for index in back if records[index].author not in participants}
-
-    return pasted
 
 
 def _keep_unknown_lines(path: Path, records: list[Record]) -> tuple[list[Record], list[str]]:
