@@ -12,10 +12,11 @@ and recipients of a mail not at all. A *talk* is a message by one person to anot
 `talks(note_path, a, b, weight)`: per note, unordered pairs `a < b` of entity ids with
 `weight` = the number of its messages in which one of them talks to the other (a message that
 both replies to someone and is mailed to them counts once, as one answering two of their
-messages does). A message's author is the entity of
-its author occurrence (the occurrence whose surface is the author as written, as `resolve.py`
-records it; kinds settled as everywhere); a recipient is the entity its address or name
-resolves to (`resolve.resolve_author`, as an author would).
+messages does). A message's author is the entity of its author occurrence (the occurrence whose
+surface is the author as written, as `resolve.py` records it; kinds settled as everywhere); a
+recipient is the entity its address or name resolves to (`resolve.resolve_author`, as an
+author's would before kinds settle: a recipient no entity note claims keeps the person's id
+even where that name's messages settled to an organization).
 
 The rows of a note are a function of that note's `leaves` rows, their occurrences and the
 registry alone, so they are computed per note: a whole re-derivation computes every note's

@@ -1,4 +1,5 @@
 -- rebuild: no
+-- derived: talks
 -- Who talks with whom (`entities/talks.py`): per note, the pairs of entities of which one
 -- replies to the other or mails them, and how many of its messages do. The entity graph's
 -- extractor version moves with it, so the next sync or NER run re-derives the entity rows
