@@ -103,3 +103,17 @@ def test_talks_follow_edits_deletions_renames_and_the_registry_as_a_cold_rebuild
             memory.sync()
             assert memory.index.query(TALKS) == _cold(config), f"step {step}"
         assert ("sources/email/inbox/budget.md", "person:alice-chen", "person:bob-stone", 1) in memory.index.query(TALKS)
+
+
+def test_an_index_derived_before_talks_is_filled_by_the_next_sync(vault: Path) -> None:
+    """An index from before `talks` (migration 0041 creates it empty) holds an older entity
+    signature: the next sync re-derives the graph and fills it."""
+    _week(vault)
+    config = load_config(vault, embed_provider="none")
+    with Memory.open(config) as memory:
+        memory.sync()
+        memory.index.con.execute("DELETE FROM talks")
+        memory.index.con.execute("UPDATE meta SET value = 'before talks' WHERE key = 'entities.signature'")
+    with Memory.open(config) as memory:
+        memory.sync()
+        assert memory.index.query(TALKS) == _cold(config) != []
