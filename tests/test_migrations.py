@@ -67,6 +67,7 @@ SHIPPED = (
     ("0038_compatibility_folded_terms", "cc2882b01bad725f6e008de729e2bcdad1a47ed56d8b524d4b7009190ac5974d"),
     ("0039_full_width_entity_names", "0e0519a0bd6e35d7e980fec93cf74163c91552a7e19a2f1aa42d2fd1c127c355"),
     ("0040_names_hash_read_as_shown", "dc76b67c8f604be668ff80a697fb375d5a707887a194e87d288889fc2d162fb7"),
+    ("0041_talks", "22485038b73a2833a13651687d5522e75c1b7c8a11c409d554224834268ed033"),
 )
 
 

@@ -1476,9 +1476,9 @@ _DROPPED_BY = {
 
 def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) -> tuple[tuple[str, str], ...]:
     """The shipped migrations before `name` (or through it), as an index of that time had them,
-    the last one also adding the columns this code's syncs write — the notes' change time (0018)
-    and inode (0026), an email leaf's recipients (0025), an occurrence's reading (0030) — as that
-    index had the code of its time."""
+    the last one also adding the columns and tables this code's syncs write — the notes' change
+    time (0018) and inode (0026), an email leaf's recipients (0025), an occurrence's reading
+    (0030), who talks with whom (0041) — as that index had the code of its time."""
     kept = [m for m in shipped if m[0] < name or (inclusive and m[0] == name)]
     last, sql = kept[-1]
     columns = [f"ALTER TABLE notes ADD COLUMN IF NOT EXISTS {c} BIGINT;" for c in ("ctime_ns", "ino")]
@@ -1486,6 +1486,7 @@ def _up_to(shipped: tuple[tuple[str, str], ...], name: str, *, inclusive: bool) 
         columns += [f"ALTER TABLE leaves ADD COLUMN IF NOT EXISTS {c} VARCHAR[];" for c in ("mail_to", "mail_cc")]
     if last >= "0003":
         columns.append("ALTER TABLE occurrences ADD COLUMN IF NOT EXISTS read_as VARCHAR;")
+        columns.append(dict(shipped)["0041_talks"])  # (its statements say IF NOT EXISTS)
     kept[-1] = (last, sql + "\n" + "\n".join(columns) + "\n")
     return tuple(kept)
 

@@ -731,3 +731,33 @@ def test_an_authors_terms_leave_out_a_title_kinship_too() -> None:
     assert person_terms("Uncle Bob Stone <bob@acme.example>") == frozenset(terms("Bob Stone"))
     assert person_terms("Dr. Elena Rossi") == frozenset(terms("Elena Rossi"))
     assert person_terms("Auntie") == frozenset(terms("Auntie"))  # a title alone stays
+
+
+def test_every_speaker_joined_before_the_verb_is_asked_for() -> None:
+    authors = frozenset(terms("Alice Chen Bob Stone Carol Diaz"))
+    alice, bob, carol = (set(terms(name)) for name in ("Alice", "Bob", "Carol"))
+    assert asked_speakers("What did Alice and Bob say about the trip?", authors)[0] == alice | bob
+    assert asked_speakers("What did Alice, Carol & Bob say?", authors)[0] == alice | bob | carol
+    assert asked_speakers("What did Alice Chen or Bob Stone say?", authors)[0] == set(terms("Alice Chen Bob Stone"))
+    assert asked_speakers("Besides the trip and Bob, what did Carol say?", authors)[0] == carol, "not past a word that names no author"
+    assert asked_speakers("What did the team and Bob say?", authors)[0] == bob
+
+
+def test_a_question_naming_two_speakers_finds_both_and_first_what_they_said_to_each_other(vault: Path) -> None:
+    write_chat(vault, "2024-05-02", [("Alice Chen", "The trip was fun."), ("Bob Stone", "Fun trip, indeed.")])
+    write_chat(
+        vault,
+        "2024-05-04",
+        [
+            ("Carol Diaz", "Trip photos from the trip!"),
+            ("Alice Chen", "The trip was fun, what a trip."),
+            ("Carol Diaz", "The trip, the trip: best trip."),
+        ],
+    )
+    write_chat(vault, "2024-05-05", [("Bob Stone", "My cat is sick."), ("Dan Ro", "Lunch anyone?")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        result = memory.walk("What did Alice and Bob say about the trip?")
+    top = [(h["author"], h["content"]) for h in sorted(result["hits"], key=lambda h: -h["score"])]
+    assert {who for who, _ in top[:3]} == {"Alice Chen", "Bob Stone"}, top
+    assert {text for _, text in top[:2]} == {"The trip was fun.", "Fun trip, indeed."}, f"what they said to each other first: {top}"

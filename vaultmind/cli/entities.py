@@ -29,8 +29,9 @@ def add_parser(sub: Any) -> None:
         help="people, organizations, topics… found in the vault, and who appears with whom",
         description=(
             "List the entities vaultmind knows (from entity notes and found in leaves), show one with "
-            "its strongest co-occurring neighbours and latest mentions, or list names that fit several "
-            "entities (those are reported, never guessed)."
+            "its strongest neighbours (the leaves naming both, and the messages in which one replies to "
+            "or mails the other) and latest mentions, or list names that fit several entities (those "
+            "are reported, never guessed)."
         ),
     )
     p.add_argument(
@@ -113,8 +114,10 @@ def _print_list(result: dict[str, Any]) -> None:
 def _print_neighbours(result: dict[str, Any]) -> None:
     items = result["neighbours"]
     print(f"{result['id']}: {result['total']} neighbours")
+    if items:
+        print(f"  {'leaves':>6}  {'talks':>5}  (leaves naming both; messages one writes to the other)")
     for n in items:
-        print(f"  {n['weight']:>5}  {n['id']}  {n['display_name']}")
+        print(f"  {n['weight']:>6}  {n['talks']:>5}  {n['id']}  {n['display_name']}")
     if result.get("truncated"):
         print(f"  … {result['total'] - len(items):,} more (--limit)")
 
@@ -131,9 +134,9 @@ def _print_show(e: dict[str, Any]) -> None:
         when = f", {e['first_seen'][:10]} … {e['last_seen'][:10]}"
     print(f"  mentioned in {e['mentions']} leaves of {e.get('notes', 0)} notes{when}")
     if e.get("neighbours"):
-        print("  neighbours (leaves together):")
+        print("  neighbours (leaves together, talks):")
         for n in e["neighbours"]:
-            print(f"    {n['weight']:>5}  {n['id']}  {n['display_name']}")
+            print(f"    {n['weight']:>5}  {n['talks']:>5}  {n['id']}  {n['display_name']}")
     if e.get("occurrences"):
         print("  latest mentions:")
         for o in e["occurrences"]:

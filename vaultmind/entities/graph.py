@@ -6,6 +6,8 @@ Tables (migration `0003_entities`):
   the leaf's note and time. A message's author is an occurrence of the leaf too. `read_as`
   (migration `0030`): the id the leaf read a name as, when its kind is settled (`kinds.py`).
 - `edges`: unordered pairs `a < b` with `weight` = the number of distinct leaves mentioning both.
+- `talks`: per note, pairs `a < b` with `weight` = its messages in which one replies to or mails
+  the other (`talks.py`); the notes of the leaves an update derives or moves are computed again.
 - `entities`: see `catalog.py`.
 
 How a sync updates them (`EntityDeriver.apply`):
@@ -77,6 +79,7 @@ from vaultmind.entities.tables import (
     insert,
     set_meta,
 )
+from vaultmind.entities.talks import insert_talks, recipient_notes, refresh_talks
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.index.store import Index
 from vaultmind.model import WrittenNote
@@ -85,7 +88,7 @@ __all__ = ["EntityDeriver", "LeafRow", "query_entities", "stored_fuzzy_threshold
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_VERSION = "20"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
+EXTRACTOR_VERSION = "21"  # 2: a person's title is not part of their id; 3: "› Launch" is Launch;
 # 4: an author written "Chen, Alice <address>" is Alice Chen; 5: a kinship title is a title, shapes no name;
 # 6: an organization, product or work has one kind across the vault (`kinds.py`); 7: no model
 # guesses in a text that is no English prose (`language.py`); an acronym alone, a path, a file name
@@ -126,7 +129,7 @@ EXTRACTOR_VERSION = "20"  # 2: a person's title is not part of their id; 3: "›
 # place or org guess is the one person or org note its name starts; a note's `kind` wins over its
 # id's; a Korean name is found before its particle ("김민수가")
 # 20: such a verb is left out of a person's or a place's guess only, not an organization's ("Contact
-# Energy")
+# Energy"); 21: who talks with whom (`talks`, migration `0041`) is derived with the rest
 REBUILD_CHUNK = 2000
 TARGETED_MAX_SHARE = 0.5  # a registry change touching more of the leaves than this recomputes all
 
@@ -260,6 +263,7 @@ class EntityDeriver:
                 else:
                     ids = sorted(set(leaf_ids) | set(extra))
                     self.update_leaves(con, registry, ids, texts)
+                    refresh_talks(con, registry, recipient_notes(con, old, registry))
                     refresh_entities(con, registry, sorted(changed_ids(old, registry)))
                     self.last = {"mode": "registry", "leaves": len(ids)}
                     self._remember(con, registry, signature)
@@ -307,7 +311,10 @@ class EntityDeriver:
             refresh_entities(con, registry, None)
             self._remember(con, registry, signature)
 
-        rederive(steps, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, finish)
+        def talk(con: duckdb.DuckDBPyConnection, notes: Sequence[str]) -> None:
+            insert_talks(con, registry, notes)
+
+        rederive(steps, f"{signature} {registry.digest}", REBUILD_CHUNK, derive, talk, finish)
         self.last = {"mode": "full", "leaves": None}
 
     def _remember(self, con: duckdb.DuckDBPyConnection, registry: Registry, signature: str) -> None:
@@ -340,10 +347,11 @@ class EntityDeriver:
         (`texts`, `rows`, `words`: as `refresh`)."""
         deleted = execute_with(
             con,
-            "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface, read_as",
+            "DELETE FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows) RETURNING leaf_id, entity_id, surface, read_as, note_path",
             rows=key_table(leaf_ids),
         ).fetchall()
-        columns, _ = self._derive(con, registry, _leaf_rows(con, leaf_ids) if rows is None else rows, texts, words)
+        rows_of = _leaf_rows(con, leaf_ids) if rows is None else rows
+        columns, _ = self._derive(con, registry, rows_of, texts, words)
         insert(con, "occurrences", OCC_SCHEMA, columns)
         reads = [str(r[3]) for r in deleted if r[3]] + [r for r in columns["read_as"] if r]
         moved = settle(con, sorted({key_of(r) for r in reads}))
@@ -355,19 +363,23 @@ class EntityDeriver:
                 columns["leaf_id"], columns["entity_id"], columns["surface"], columns["read_as"], strict=True
             )
         ]
+        # the notes whose talks may change: of the leaves derived (before and after), and of those moved
+        notes = {str(r[4]) for r in deleted} | set(columns["note_path"]) | {r[1] for r in rows_of}
         others = sorted({m[0] for m in moved} - set(leaf_ids))
         if others:  # leaves whose names settled to another kind: their rows before and after
             before = {(m[0], m[4]): m[1] for m in moved}
-            for leaf, ident, surface, read in execute_with(
+            for leaf, ident, surface, read, path in execute_with(
                 con,
-                "SELECT leaf_id, entity_id, surface, read_as FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows)",
+                "SELECT leaf_id, entity_id, surface, read_as, note_path FROM occurrences WHERE leaf_id IN (SELECT k FROM _rows)",
                 rows=key_table(others),
             ).fetchall():
                 old_rows.append((leaf, before.get((leaf, read), ident) if read else ident, surface))
                 new_rows.append((leaf, ident, surface))
+                notes.add(str(path))
 
         move_edges(con, old_rows, new_rows)
         apply_entity_delta(con, registry, old_rows, new_rows)
+        refresh_talks(con, registry, notes)
 
     def _derive(
         self,

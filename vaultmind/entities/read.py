@@ -146,25 +146,37 @@ def _closest_hint(index: Index, text: str) -> str:
 
 
 def neighbours(index: Index, ref: str, *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    """The entities co-occurring with `ref`, by weight (distinct leaves with both)."""
+    """The entities related to `ref`: `weight`, the distinct leaves naming both (`edges`), and
+    `talks`, the messages in which one replies to or mails the other (`talks`, summed over the
+    notes); strongest first by the two together, so the people one talks with in a chat come
+    before those named once beside them."""
     ident = resolve_ref(index, ref)
-    rows = index.query(
-        """
-        WITH nb AS (
-            SELECT b AS other, weight FROM edges WHERE a = ?
-            UNION ALL
-            SELECT a AS other, weight FROM edges WHERE b = ?
-        )
-        SELECT nb.other, nb.weight, coalesce(e.display_name, nb.other), coalesce(e.kind, '')
-        FROM nb LEFT JOIN entities e ON e.id = nb.other
-        ORDER BY nb.weight DESC, nb.other LIMIT ?
-        """,
-        [ident, ident, limit],
+    talked = (
+        "SELECT CASE WHEN a = $id THEN b ELSE a END AS other, sum(weight) AS talks FROM talks WHERE a = $id OR b = $id GROUP BY 1"
+        if has_table(index, "talks")
+        else "SELECT NULL::VARCHAR AS other, 0 AS talks WHERE false"
     )
-    total = int(index.scalar("SELECT count(*) FROM edges WHERE a = ? OR b = ?", [ident, ident]))
+    rows = index.query(
+        f"""
+        WITH co AS (
+            SELECT b AS other, weight FROM edges WHERE a = $id
+            UNION ALL
+            SELECT a AS other, weight FROM edges WHERE b = $id
+        ), t AS ({talked}),
+        nb AS (
+            SELECT coalesce(co.other, t.other) AS other, coalesce(co.weight, 0) AS weight, coalesce(t.talks, 0) AS talks
+            FROM co FULL OUTER JOIN t ON co.other = t.other
+        )
+        SELECT nb.other, nb.weight, nb.talks, coalesce(e.display_name, nb.other), coalesce(e.kind, ''), count(*) OVER ()
+        FROM nb LEFT JOIN entities e ON e.id = nb.other
+        ORDER BY nb.weight + nb.talks DESC, nb.talks DESC, nb.other LIMIT $limit
+        """,
+        {"id": ident, "limit": limit},
+    )
+    total = int(rows[0][5]) if rows else 0
     items = [
-        {"id": other, "display_name": display, "kind": kind or kind_of(other), "weight": int(weight)}
-        for other, weight, display, kind in rows
+        {"id": other, "display_name": display, "kind": kind or kind_of(other), "weight": int(weight), "talks": int(talks)}
+        for other, weight, talks, display, kind, _ in rows
     ]
     return {"id": ident, "neighbours": items, "total": total, "truncated": total > len(items)}
 

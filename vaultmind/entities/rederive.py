@@ -10,7 +10,8 @@ after an upgrade passed 500 MB. Here each step commits on its own:
 2. the occurrences of a slice of `REBUILD_CHUNK` leaf ids, in id order (`derive`);
 3. every name is settled to its kind across the vault (`kinds.settle`);
 4. the edges of a slice of entity ids (`a`), holding about `edges.EDGE_SLICE_ROWS` occurrences;
-5. the entity rows, what the rows were derived with (`finish`), and the state goes.
+5. the talks of a slice of `talks.TALK_SLICE_NOTES` notes, in path order (`talk`);
+6. the entity rows, what the rows were derived with (`finish`), and the state goes.
 
 This is the only whole re-derivation; its callers differ only in where a step runs (`Steps`):
 
@@ -39,6 +40,7 @@ import duckdb
 from vaultmind.entities.edges import edge_span, insert_edges
 from vaultmind.entities.kinds import settle
 from vaultmind.entities.tables import OCC_SCHEMA, get_meta, insert, set_meta
+from vaultmind.entities.talks import TALK_SLICE_NOTES
 from vaultmind.index.store import Index
 
 META_REDERIVING = "entities.rederiving"  # JSON: what a sliced re-derivation is for and how far it got
@@ -47,6 +49,8 @@ READ_MEMORY_LIMIT = "64MB"  # DuckDB's pool while a committed step reads its lea
 
 Derive = Callable[[duckdb.DuckDBPyConnection, Sequence[str]], dict[str, list[Any]]]
 """The occurrence columns of leaf ids (every `leaves` row of each)."""
+Talk = Callable[[duckdb.DuckDBPyConnection, Sequence[str]], None]
+"""Insert the `talks` rows of note paths (`talks.insert_talks`, with the registry in force)."""
 T = TypeVar("T")
 
 
@@ -68,16 +72,18 @@ def rederive(
     key: str,
     chunk: int,
     derive: Derive,
+    talk: Talk,
     finish: Callable[[duckdb.DuckDBPyConnection], None],
 ) -> None:
-    """Re-derive every occurrence and edge in steps (module docstring), for `key`; `finish`
+    """Re-derive every occurrence, edge and talk in steps (module docstring), for `key`; `finish`
     writes the entity rows and what they were derived with, in the last step's transaction."""
     with steps.transaction() as con:
         state = _state(con)
         if state is None or state.get("for") != key:
             con.execute("DELETE FROM occurrences")
             con.execute("DELETE FROM edges")
-            state = {"for": key, "leaf": None, "settled": False, "entity": None}
+            con.execute("DELETE FROM talks")
+            state = {"for": key, "leaf": None, "settled": False, "entity": None, "note": None}
             _save(con, state)
     while not state["settled"]:
         ids, columns = steps.read(partial(_slice, after=state["leaf"], limit=chunk, derive=derive))
@@ -96,6 +102,14 @@ def rederive(
                 break
             insert_edges(con, *span)
             state["entity"] = span[1]
+            _save(con, state)
+    while True:
+        with steps.transaction() as con:
+            notes = _next_notes(con, state.get("note"), TALK_SLICE_NOTES)
+            if not notes:
+                break
+            talk(con, notes)
+            state["note"] = notes[-1]
             _save(con, state)
     with steps.transaction() as con:
         finish(con)
@@ -178,4 +192,14 @@ def _next_leaf_ids(con: duckdb.DuckDBPyConnection, after: str | None, limit: int
     where = "" if after is None else " WHERE id > ?"  # (the first `limit` rows, then their ids: a top-N
     # keeps `limit` rows where DISTINCT over every id built a hash table of the whole column)
     sql = f"SELECT DISTINCT id FROM (SELECT id FROM leaves{where} ORDER BY id LIMIT {int(limit)}) ORDER BY id"
+    return [str(r[0]) for r in con.execute(sql, [] if after is None else [after]).fetchall()]
+
+
+def _next_notes(con: duckdb.DuckDBPyConnection, after: str | None, limit: int) -> list[str]:
+    """The next `limit` paths of notes holding messages after `after` (None: from the first), in order."""
+    where = "" if after is None else " AND note_path > ?"
+    sql = (
+        f"SELECT DISTINCT note_path FROM leaves WHERE kind = 'message'{where} "
+        f"ORDER BY note_path LIMIT {int(limit)}"
+    )
     return [str(r[0]) for r in con.execute(sql, [] if after is None else [after]).fetchall()]

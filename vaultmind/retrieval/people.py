@@ -11,6 +11,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from vaultmind.entities.extract import parse_author
 from vaultmind.entities.fuzzy_names import EntityNames, entity_names
@@ -140,6 +141,9 @@ _SPEECH = re.compile(  # "Helen's email address" is no mail of hers; "did Bob la
     rf"([\w'’]+)\s+(?:(?:last|first|ever|also|just|once|recently)\s+)?({SPEAKING_VERBS})\b(?!\s+address)",
     re.I,
 )
+# A word before a speaker's name that may be another's, or the first of the same name: "Alice and
+# Bob said", "Alice, Bob or Carol", "Alice Chen or Bob Stone"
+_JOINED_NAME = re.compile(r"([\w'’]+)(?:\s*(?:,|&|\band\b|\bor\b)\s*|\s+)$", re.I)
 
 
 _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
@@ -148,17 +152,30 @@ _SENT_BY = re.compile(r"\b(?:from|by)\s+([\w'’.@-]+)", re.I)
 def asked_speakers(question: str, authors: set[str] | frozenset[str]) -> tuple[set[str], set[str]]:
     """Who the question asks the words of ("What did Alice say…", "Which city did John
     recommend…", "emails from Elena"): the terms of an author's name right before a verb of
-    saying (or an adverb before it: "when did Bob last mention…"), or after "from" or "by"; and the terms of those verbs ("say"), which ask for the
-    author's words and are not what the words are about."""
+    saying (or an adverb before it: "when did Bob last mention…"), and of the authors' names
+    joined to it ("what did Alice and Bob say…": both), or after "from" or "by"; and the terms
+    of those verbs ("say"), which ask for the author's words and are not what the words are about."""
     speakers: set[str] = set()
     verbs: set[str] = set()
     for m in _SPEECH.finditer(question):
         if found := name_terms(m.group(1)) & authors:
-            speakers |= found
+            speakers |= found | _joined_speakers(question[: m.start()], authors)
             verbs.update(terms(m.group(2)))
     for m in _SENT_BY.finditer(question):
         speakers |= person_terms(m.group(1)) & authors
     return speakers, verbs
+
+
+def _joined_speakers(before: str, authors: set[str] | frozenset[str]) -> set[str]:
+    """The terms of the authors' names at the end of `before` (the text before a speaker's
+    name), joined by "and", "or", "&", a comma or a space: "Alice, Carol and" → alice, carol;
+    "Alice Chen or Bob" → alice, chen, bob; none past the first word that names no author
+    ("the trip and")."""
+    found: set[str] = set()
+    while (m := _JOINED_NAME.search(before)) and (named := name_terms(m.group(1)) & authors):
+        found |= named
+        before = before[: m.start()]
+    return found
 
 
 def speaker_codes(
@@ -342,3 +359,26 @@ def describes(text: str, names: Collection[str]) -> bool:
         return False
     said = re.compile(rf"{_DESCRIBED_BEFORE}(?i:{alternatives})\b|\b(?i:{alternatives}){_DESCRIBED_AFTER}")
     return said.search(text) is not None
+
+
+def to_each_other(memory: MemoryView, ids: Sequence[str], cols: LeafColumns, speaking: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Of the `speaking` leaves (messages by the speakers a question names), those next to a
+    message by another of them in their conversation: "what did Alice and Bob say about the
+    trip?" is first what they said to each other, then what each said to someone else."""
+    out = np.zeros(len(ids), dtype=bool)
+    authors = {cols.author_names[int(c)] for c in cols.author[speaking].tolist() if c >= 0}
+    if len(authors) < 2:
+        return out
+    picked = [ids[k] for k in np.flatnonzero(speaking).tolist()]
+    near = memory.leaves.neighbours_of(picked, 1)
+    others = sorted({o for found in near.values() for o in found})
+    more = memory.leaves.columns(others)
+    by = {leaf_id: more.place(k) for k, leaf_id in enumerate(others)}
+    at = {leaf_id: k for k, leaf_id in enumerate(ids)}
+    for leaf_id in picked:
+        own = cols.place(at[leaf_id])
+        who = own[2] if own is not None else None
+        out[at[leaf_id]] = any(
+            (p := by.get(o)) is not None and p[2] in authors and p[2] != who for o in near.get(leaf_id, ())
+        )
+    return out

@@ -67,6 +67,7 @@ from vaultmind.retrieval.people import (
     speaker_codes,
     speaker_names,
     spoken_of,
+    to_each_other,
 )
 from vaultmind.retrieval.reading import read_question
 from vaultmind.retrieval.retold import retold_leaves
@@ -122,6 +123,7 @@ if TYPE_CHECKING:
 CONTEXT_SHARE = 0.3
 CONTEXT_SEEDS = 20
 SPEAKER_WEIGHT = 0.5
+TO_EACH_OTHER = 0.1  # of several speakers named, a message by one next to another's (`people.to_each_other`)
 WINDOW_PRESENCE = 0.15
 ANSWER_TOP = 100
 # `raise_topic_answer`, and for "what time…?", "how many people…?", "how long…?", "how much is…?" (`asks_narrowly`;
@@ -223,6 +225,7 @@ def walk(
     if asked.speakers:  # the speaker's own messages, not those of a listener the question also names
         speaking = np.isin(cols.author, speaker_codes(cols, asked.speakers, asked.named, asked.qents)) & (signals[:, AUTHOR] > 0)
         base[speaking] += SPEAKER_WEIGHT - WEIGHTS["author"]
+        base[to_each_other(memory, ids, cols, speaking)] += TO_EACH_OTHER
     for leaf_id in pair_leaves:  # entity leaves: all among the candidates; × the weaker name's weight
         base[at[leaf_id]] += pair_bonus * names.weakest[at[leaf_id]]
     # "what did Dana say?" matches nothing whose next message answers it: no context, her messages by when
