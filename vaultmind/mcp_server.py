@@ -89,7 +89,7 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     },
     "source_id": {
         "type": "string",
-        "description": "query_source: a source note's source_id (e.g. slack:T1/C1), or any hit's tree; ingest_document: the document's own id",
+        "description": "query_source: a source note's source_id (e.g. slack:T1/C1), or any hit's tree; ingest_document: the document's own id (e.g. agent:<name>; never a notes:… tree nor entities)",
     },
     "since": {"type": "string", "description": "query_source: ISO 8601 start (without an offset: UTC)"},
     "until": {"type": "string", "description": "query_source: ISO 8601 end (without an offset: UTC)"},

@@ -14,6 +14,7 @@ from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.model import DocumentInput
 from vaultmind.ingest.parts import megabytes
 from vaultmind.model import SyncStats
+from vaultmind.tree.note import ENTITY_TREE, USER_TREE_PREFIX
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
@@ -56,7 +57,9 @@ def not_indexed(note: str, stats: SyncStats, warnings: Sequence[str]) -> Vaultmi
 
 def refuse_taken_id(index: Index, source_id: str) -> None:
     """A UsageError when `source_id` is another source's than an agent's document (a file's
-    document, a chat, an email): an agent's text never replaces its note nor joins its leaves."""
+    document, a chat, an email), or the tree id of other leaves (`refuse_tree_id`): an agent's
+    text never replaces their note nor joins their leaves."""
+    refuse_tree_id(source_id)
     rows = index.query(
         """SELECT path, coalesce(source_kind, kind) FROM notes WHERE source_id = ?
            AND (source_kind IS DISTINCT FROM 'document'
@@ -70,3 +73,21 @@ def refuse_taken_id(index: Index, source_id: str) -> None:
             f"source_id {source_id!r} is taken by a {kind} source ({path}), not an agent's document",
             hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
         )
+
+
+def refuse_tree_id(source_id: str) -> None:
+    """A UsageError for a `source_id` that is the tree id of leaves no source note names: your
+    notes' (`notes:<top folder>`, `notes:/`, the whole prefix reserved, folders made later
+    included) and the entities' (`entities`). A hit carries its tree to narrow `query_source`
+    to, and an agent that gave it back here would file its text among your notes, and the
+    summaries that fold them."""
+    if source_id.startswith(USER_TREE_PREFIX):
+        whose = f"the tree of your own notes (ids starting {USER_TREE_PREFIX!r} are theirs)"
+    elif source_id == ENTITY_TREE:
+        whose = "the tree of the entities"
+    else:
+        return
+    raise UsageError(
+        f"source_id {source_id!r} is {whose}, not an agent's document",
+        hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
+    )
