@@ -264,7 +264,8 @@ class McpServer:
         mode = args.pop("mode", None)
         if not isinstance(mode, str) or mode not in MODES:
             return _tool_error(f"'mode' must be one of: {', '.join(MODES)} (got {mode!r})")
-        scores = args.pop("scores", False)  # the server's own argument: no mode's
+        scores = args.pop("scores", None)  # the server's own argument: no mode's
+        scores = False if scores is None else scores  # null is absent, as every mode's arguments take it
         if not isinstance(scores, bool):
             return _tool_error(f"'scores' must be true or false (got {scores!r})")
         try:
