@@ -231,7 +231,7 @@ def test_a_misspelt_key_is_refused_on_every_route_never_read_as_absent(memory: M
         assert memory.counts()["notes"] == 0, "nothing was synced"
         status, answer = ask("POST", "/v1/queue/retry", {"jobid": 2})
         assert status == 400 and "'jobid'" in answer["error"]["message"] and "job_id" in answer["error"]["hint"], answer
-        for method, path in sorted({*http_routes.all_routes(), ("GET", "/v1/health")}):
+        for method, path in sorted({*http_routes.all_routes(), ("GET", "/v1/health")} - http_routes.QUERY_IGNORED):  # (the health check: its own test)
             status, answer = ask(method, path, {"zzz": 1})
             assert status == 400 and answer["error"]["message"] == "unknown key 'zzz' in the request", (path, status, answer)
     finally:
@@ -520,5 +520,49 @@ def test_a_refused_request_whose_body_never_comes_is_answered_after_the_drains_b
             conn.sendall(b"POST /v1/nowhere HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer secret\r\nContent-Length: 1000\r\n\r\n")
             answer = conn.makefile("rb").read()  # (a socket timeout here: no answer within 10 s)
         assert answer.split(b"\r\n", 1)[0].endswith(b" 404 Not Found") and b'"hint"' in answer, answer[:200]
+    finally:
+        server.stop()
+
+
+def test_the_health_check_takes_a_cache_busting_query_and_head(memory: Memory) -> None:
+    """Monitors and browsers probe with `GET /v1/health?_=1700000000`, uptime checkers and
+    `curl -I` with HEAD: one was refused 400 ("unknown key '_'"), the other 405. The health
+    check ignores its query; HEAD on a GET route answers the GET's status and headers, no body.
+    Every other route still refuses a key it does not take."""
+    import http.client
+    import json
+
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+
+    def ask(method: str, path: str) -> tuple[int, bytes, dict[str, str]]:
+        if method == "HEAD":  # what the server sends, to its end (http.client reads no body after a HEAD)
+            with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+                sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n".encode())
+                raw = b"".join(iter(lambda: sock.recv(65536), b""))
+            head, _, body = raw.partition(b"\r\n\r\n")
+            status_line, *lines = head.decode().split("\r\n")
+            return int(status_line.split()[1]), body, dict(line.split(": ", 1) for line in lines)
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        try:
+            conn.request(method, path, headers={"Authorization": "Bearer secret"})
+            response = conn.getresponse()
+            return response.status, response.read(), dict(response.getheaders())
+        finally:
+            conn.close()
+
+    try:
+        status, body, _ = ask("GET", "/v1/health?_=1700000000")
+        assert status == 200 and json.loads(body)["ok"] is True, body
+        got, got_body, got_headers = ask("GET", "/v1/health")
+        status, body, headers = ask("HEAD", "/v1/health")
+        assert (status, body) == (200, b"") and headers["Content-Type"] == got_headers["Content-Type"]
+        assert int(headers["Content-Length"]) > 0 and got == 200 and json.loads(got_body)["ok"] is True
+        status, body, _ = ask("HEAD", "/v1/status?_=1")  # a GET route's refusal, headers only too
+        assert (status, body) == (400, b"")
+        status, body, headers = ask("HEAD", "/v1/search")  # no GET: the 405 as before, headers only
+        assert (status, body, headers["Allow"]) == (405, b"", "POST")
+        status, body, _ = ask("GET", "/v1/status?_=1")
+        assert status == 400 and json.loads(body)["error"]["message"] == "unknown key '_' in the request"
     finally:
         server.stop()

@@ -59,3 +59,19 @@ def test_an_agents_document_never_joins_a_chat_of_the_same_id(vault: Path, memor
     assert memory.query("query_source", {"source_id": "chat:two"})["total"] == 1
     mine = memory.query("ingest_document", {"title": "Agent memo", "body": "agent text only", "source_id": "agent:memo"})
     assert mine["ingested"]["leaves"] == 1, "an id of its own is taken as before"
+
+
+@pytest.mark.parametrize("folder", ["", "Meetings/"])
+def test_an_agents_document_never_joins_the_tree_of_your_notes_a_hit_names(vault: Path, memory: Memory, folder: str) -> None:
+    (vault / folder).mkdir(exist_ok=True)
+    for i in (1, 2):
+        (vault / f"{folder}user{i}.md").write_text(f"# User note {i}\n\nRho planning item {i} written by the user.\n", encoding="utf-8")
+    memory.sync()
+    tree = memory.query("search", {"query": "Rho planning"})["hits"][0]["tree"]
+    assert tree == f"notes:{folder.rstrip('/') or '/'}"
+    before = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+    for source_id in (tree, "notes:Later", "entities"):
+        with pytest.raises(UsageError, match=rf"source_id {source_id!r} is the tree of (your own notes|the entities)"):
+            memory.query("ingest_document", {"title": "Agent summary", "body": "Rho summary by the agent.", "source_id": source_id})
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")) == before, "nothing was written"
+    assert memory.query("query_source", {"source_id": tree})["total"] == 2

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from vaultmind.client import find_daemon
+from vaultmind.config import load_config
 from vaultmind.mcp_server import OWN_ARGUMENTS, McpServer, tool_definition
 from vaultmind.memory import Memory
 from vaultmind.retrieval.dispatch import ARGUMENTS, MODES
@@ -341,6 +342,19 @@ def test_the_text_an_agent_reads_for_an_ingested_document_says_what_was_written_
     said = json.loads(text)
     assert said == full and said["ingested"]["note"] == "sources/document/agent/harbour-guide.md"
     assert said["ingested"]["leaves"] > 10 and len(said["first_leaves"]) == 10 and "harbour-guide" in said["link"]
+
+
+def test_an_ingested_documents_answer_keeps_the_notice_a_question_would_get(tmp_path: Path) -> None:
+    """An index an older vaultmind built, not rebuilt yet: a walk through MCP said so, with the
+    command that rebuilds it, and an `ingest_document` answered without it."""
+    vault = boat_vault(tmp_path / "vault")
+    assert subprocess.run([sys.executable, "-m", "vaultmind", "sync", "--vault", str(vault)], capture_output=True, check=False).returncode == 0
+    with Memory.open(load_config(vault)) as memory:  # what a migration asking for a rebuild leaves
+        memory.index.con.execute("INSERT INTO meta VALUES ('needs_rebuild', '1')")
+    answers = _serve_lines(vault, [_call(1, mode="ingest_document", title="Ferry", body="The ferry leaves at 7:40.", source_id="agent:ferry")])
+    said = answers[1]["result"]["structuredContent"]
+    assert said["ingested"]["note"] == "sources/document/agent/ferry.md"
+    assert "built by an older vaultmind" in said["notice"] and "vaultmind sync" in said["notice"], said
 
 
 def test_the_tool_schema_says_what_each_mode_does_and_the_kinds_it_takes(tmp_path: Path) -> None:

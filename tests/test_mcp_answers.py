@@ -73,8 +73,36 @@ def test_hits_come_to_an_agent_without_the_ranking_internals_unless_it_asks(memo
     assert refused is not None and refused["result"]["isError"] is True
     assert "'scores' must be true or false" in refused["result"]["content"][0]["text"]
 
+    nulled = _tool(server, mode="search", query="budget", scores=None)  # null is absent, as for every mode's arguments
+    assert all("breakdown" not in h for h in nulled["structuredContent"]["hits"])
+
     window = _tool(server, mode="cover_window", start="2000-01-01", end="2100-01-01")
     assert all("breakdown" not in h for h in window["structuredContent"]["hits"])
+
+
+def test_a_new_version_beside_a_document_note_you_edited_says_so_and_points_at_itself(memory: Memory, vault: Path) -> None:
+    """Over a document note the user edited, a new version goes to a sibling note (the edits
+    are kept): the answer said nothing of it, counted and listed both notes' leaves, and
+    linked to the old one."""
+    server = McpServer(memory.query)
+    doc = {"mode": "ingest_document", "title": "Meeting notes", "source_id": "agent:mtg"}
+    first = _tool(server, **doc, body="Version one from the agent.")["structuredContent"]
+    edited = first["ingested"]["note"]
+    with (vault / edited).open("a", encoding="utf-8") as note:
+        note.write("\nA correction the user typed in Obsidian.\n")
+    for body in ("Version two from the agent.", "Version two from the agent.", "Version three from the agent."):
+        said = _tool(server, **doc, body=body)["structuredContent"]
+        sibling = said["ingested"]["note"]
+        assert sibling == "sources/document/agent/meeting-notes.2.md" and said["ingested"]["leaves"] == 1, said
+        assert said["ingested"]["warnings"] == [
+            f"kept your edits in {edited} (the new version went to a sibling note, {sibling}); query_source('agent:mtg') answers both"
+        ]
+        [leaf] = said["first_leaves"]
+        [hit] = memory.query("fetch_leaves", {"ids": [leaf]})["hits"]
+        assert hit["note_path"] == sibling and body in hit["content"] and "meeting-notes.2" in said["link"], said
+    both = memory.query("query_source", {"source_id": "agent:mtg"})["hits"]
+    assert sorted(h["note_path"] for h in both) == sorted([edited, sibling]), "the edited note is kept among the source's leaves"
+    assert "A correction the user typed" in (vault / edited).read_text(encoding="utf-8")
 
 
 class _Held:

@@ -812,6 +812,32 @@ def test_reconcile_recreates_lost_jobs_and_cancels_orphans(vault: Path) -> None:
         assert memory.index.query("SELECT status FROM jobs") == [("cancelled",)]
 
 
+def test_a_retry_of_a_job_whose_target_is_gone_says_so_rather_than_requeue_it(vault: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`vaultmind retry ID` of a job cancelled because its leaf went away said "requeued 1 job",
+    and the next `vaultmind queue` (its reconcile) cancelled it again. A job whose work is
+    still wanted is requeued as before."""
+    gray_vault(vault)
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        pool = WorkerPool(memory.config, memory)
+        pool.reconcile()
+        [(wanted_id,)] = memory.index.query("SELECT id FROM jobs")
+        fail(memory.index, claim(memory.index, now=now_ms()), "unrecoverable", "model missing", now=now_ms())
+    assert main(["retry", str(wanted_id), "--vault", str(vault), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"requeued": 1, "ids": [wanted_id]}
+    (vault / CHAT).unlink()
+    with Memory.open(make_config(vault)) as memory:
+        memory.sync()
+        assert WorkerPool(memory.config, memory).reconcile()["cancelled"] == 1
+    assert main(["retry", str(wanted_id), "--vault", str(vault)]) == 0
+    said = capsys.readouterr().out
+    assert f"job #{wanted_id} (cancelled) has nothing to do: its target no longer exists" in said and "requeued" not in said, said
+    assert main(["queue", "--vault", str(vault), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["cancelled"] == 1
+    with Memory.open(make_config(vault)) as memory:
+        assert memory.index.query("SELECT status, last_error FROM jobs") == [("cancelled", "target no longer exists (cancelled by reconcile)")]
+
+
 def test_reconcile_repairs_rows_from_a_warm_cache(vault: Path) -> None:
     gray_vault(vault)
     with (

@@ -7,7 +7,7 @@ to its route (`http_routes`, which lists them all) and answers. Every route requ
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own methods; on a path no route has, the
-API's: GET and POST), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
+API's: GET and POST; HEAD on a GET route is answered as the GET, with its headers only), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
 waits for the requests being answered) and while the index could not be opened again after a
 compaction (`index.reopening`), 500 when vaultmind failed.
 """
@@ -274,6 +274,8 @@ def _make_handler(
             try:
                 if method in ("GET", "POST"):
                     self._answer(method)
+                elif method == "HEAD" and "GET" in allowed(self.path.split("?", 1)[0]):
+                    self._answer("GET")  # (`curl -I`, an uptime checker): `_send` leaves the body out
                 else:
                     self._not_allowed()
             except ConnectionError:  # the client gave up waiting (its timeout) and hung up
@@ -448,6 +450,7 @@ def _make_handler(
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if self.command != "HEAD":  # a HEAD's answer is the headers of the GET's, never a body
+                self.wfile.write(data)
 
     return Handler

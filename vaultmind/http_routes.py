@@ -1,6 +1,6 @@
 """The daemon's loopback API's routes: what each takes and answers (`http_api` serves them).
 
-    GET  /v1/health            liveness: pid, vault, ready (false while the daemon starts up),
+    GET  /v1/health            liveness (its query ignored): pid, vault, ready (false while the daemon starts up),
                                loading (a whole-vault load is running: other answers wait for it),
                                doing (while it starts: what it does, "reading the vault's notes 1,200/50,000")
     GET  /v1/status            same JSON as `vaultmind status --json` (a quarantine's notice is
@@ -70,10 +70,19 @@ KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
 }
 
 
+# Routes that read no key and so refuse none: the liveness probe, which monitors and browsers
+# send with a cache-busting query (`/v1/health?_=1700000000`) and which does nothing a misspelt
+# key could widen
+QUERY_IGNORED = frozenset({("GET", "/v1/health")})
+
+
 def refuse_stray_keys(route: tuple[str, str], body: dict[str, Any]) -> None:
-    """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any."""
+    """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any
+    (none for a route in `QUERY_IGNORED`)."""
     from vaultmind.retrieval.dispatch import refuse_stray
 
+    if route in QUERY_IGNORED:
+        return
     known, hint = KEYS.get(route, (frozenset(), None))
     takes = f"{route[0]} {route[1]} takes " + (", ".join(sorted(known)) if known else "no keys")
     refuse_stray(body, known, noun="key", where="in the request", hint=hint or takes)

@@ -72,11 +72,15 @@ def hit_ids(answer: dict[str, Any]) -> dict[str, Any]:
 def ingested(answer: dict[str, Any]) -> dict[str, Any]:
     """An `ingest_document`'s answer as the agent reads it: what was written (`ingested`: its
     source id, note, whether it changed, its leaves' count, warnings), a link to its first leaf
-    and the ids of its first leaves. Every leaf said back — a 3 MB document answered with 1.4 MB
-    — is the API's answer only."""
+    and the ids of its first leaves (the answer's hits: the note written's leaves), and the
+    answer's `notice` when it has one (an index to rebuild, with the command that does).
+    Every leaf said back — a 3 MB document answered with 1.4 MB — is the API's answer only."""
     hits = answer.get("hits") or ()
-    return {
+    told = {
         "ingested": answer.get("ingested"),
         "link": hits[0].get("link") if hits else None,
         "first_leaves": [hit["node_id"] for hit in hits[:LEAVES_SHOWN]],
     }
+    if answer.get("notice"):
+        told["notice"] = answer["notice"]
+    return told

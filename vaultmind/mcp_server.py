@@ -89,7 +89,7 @@ _ARGUMENT_SCHEMA: dict[str, dict[str, Any]] = {
     },
     "source_id": {
         "type": "string",
-        "description": "query_source: a source note's source_id (e.g. slack:T1/C1), or any hit's tree; ingest_document: the document's own id",
+        "description": "query_source: a source note's source_id (e.g. slack:T1/C1), or any hit's tree; ingest_document: the document's own id (e.g. agent:<name>; never a notes:… tree nor entities)",
     },
     "since": {"type": "string", "description": "query_source: ISO 8601 start (without an offset: UTC)"},
     "until": {"type": "string", "description": "query_source: ISO 8601 end (without an offset: UTC)"},
@@ -264,7 +264,8 @@ class McpServer:
         mode = args.pop("mode", None)
         if not isinstance(mode, str) or mode not in MODES:
             return _tool_error(f"'mode' must be one of: {', '.join(MODES)} (got {mode!r})")
-        scores = args.pop("scores", False)  # the server's own argument: no mode's
+        scores = args.pop("scores", None)  # the server's own argument: no mode's
+        scores = False if scores is None else scores  # null is absent, as every mode's arguments take it
         if not isinstance(scores, bool):
             return _tool_error(f"'scores' must be true or false (got {scores!r})")
         try:

@@ -373,17 +373,22 @@ class Memory:
         page it read, notes it took) written as a document source note under
         `sources/document/agent/` and indexed at once, its leaves answered as hits. The same
         `source_id` again with another title, text or `source_ref` is its next version (the note
-        replaced as a whole, `version` + 1); with the same ones, nothing changes."""
+        replaced as a whole, `version` + 1); with the same ones, nothing changes. A note the
+        user edited is never replaced: the next version goes to a sibling note, the answer's
+        warnings say so (`kept_edits_warnings`, as long as that note is there), and its hits are
+        the leaves of the note written (`written_version`); the edited note stays among the
+        source's leaves."""
         from vaultmind.ingest.agent_document import (
             AGENT_SCOPE,
+            kept_edits_warnings,
             not_indexed,
             refuse_oversized,
             refuse_taken_id,
+            written_version,
         )
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
-        from vaultmind.retrieval.modes import query_source
 
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)
@@ -393,16 +398,17 @@ class Memory:
             report = write_documents(self.config.vault, [doc])
             written, gone = report.to_sync()
             stats = self.sync_paths(written, gone=gone)
+        note = written[0] if written else ""
         try:
-            found = query_source(self, source_id=source_id, limit=MAX_LIMIT)
+            found = written_version(self, note, limit=MAX_LIMIT)
         except NotFound:
-            raise not_indexed(written[0] if written else "", stats, report.warnings) from None
+            raise not_indexed(note, stats, report.warnings) from None
         found["ingested"] = {
             "source_id": source_id,
-            "note": written[0] if written else None,
+            "note": note,
             "changed": bool(report.written),
             "leaves": found["total"],
-            "warnings": report.warnings,
+            "warnings": [*kept_edits_warnings(self.index, source_id, note), *report.warnings],
         }
         return found
 

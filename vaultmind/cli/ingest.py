@@ -16,6 +16,7 @@ from vaultmind.cli.args import vault_args
 from vaultmind.cli.context import config_from_args, through_daemon_or_local
 from vaultmind.cli.output import Progress, emit
 from vaultmind.ingest import FORMATS, KINDS
+from vaultmind.ingest.model import kept_edits_said
 from vaultmind.ingest.warnings_kept import keep_warnings
 from vaultmind.plural import counted
 
@@ -167,7 +168,7 @@ def _print(result: dict[str, Any]) -> None:
         print(f"  renamed {moved['from']} to {moved['to']} (its file's name, so links to it resolve)")
     went = "the new version went" if result.get("kind") == "document" else "new messages went"
     for path in result["kept_user_edited"]:
-        print(f"  kept your edits in {path} ({went} to a sibling note)")
+        print(f"  {kept_edits_said(path, went)}")
     if result.get("local_zone"):
         said = f"  local times (the export names no zone) read in {result['local_zone']}"
         if not result.get("local_zone_named"):

@@ -125,7 +125,7 @@ def cmd_retry(args: argparse.Namespace) -> int:
     def local(memory: Memory) -> dict[str, Any]:
         from vaultmind.queue.routes import retry_request
 
-        return retry_request(memory.index, body, vault=memory.config.vault)
+        return retry_request(memory.index, body, config=memory.config)
 
     result = through_daemon_or_local(config, lambda c: c.call("POST", "/v1/queue/retry", body), local)
     if args.json:

@@ -6,17 +6,19 @@ with its reason, never as a source that does not exist."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from vaultmind.errors import UsageError, VaultmindError
+from vaultmind.errors import NotFound, UsageError, VaultmindError
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.ingest.documents_plan import document_note_bytes
-from vaultmind.ingest.model import DocumentInput
+from vaultmind.ingest.model import DocumentInput, kept_edits_said
 from vaultmind.ingest.parts import megabytes
 from vaultmind.model import SyncStats
+from vaultmind.tree.note import ENTITY_TREE, USER_TREE_PREFIX
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
+    from vaultmind.retrieval.view import MemoryView
 
 AGENT_SCOPE = "agent"  # the scope of `ingest_document`'s notes: sources/document/agent/
 _SPLIT = "split it into parts, each with its own source_id"
@@ -56,7 +58,9 @@ def not_indexed(note: str, stats: SyncStats, warnings: Sequence[str]) -> Vaultmi
 
 def refuse_taken_id(index: Index, source_id: str) -> None:
     """A UsageError when `source_id` is another source's than an agent's document (a file's
-    document, a chat, an email): an agent's text never replaces its note nor joins its leaves."""
+    document, a chat, an email), or the tree id of other leaves (`refuse_tree_id`): an agent's
+    text never replaces their note nor joins their leaves."""
+    refuse_tree_id(source_id)
     rows = index.query(
         """SELECT path, coalesce(source_kind, kind) FROM notes WHERE source_id = ?
            AND (source_kind IS DISTINCT FROM 'document'
@@ -70,3 +74,45 @@ def refuse_taken_id(index: Index, source_id: str) -> None:
             f"source_id {source_id!r} is taken by a {kind} source ({path}), not an agent's document",
             hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
         )
+
+
+def refuse_tree_id(source_id: str) -> None:
+    """A UsageError for a `source_id` that is the tree id of leaves no source note names: your
+    notes' (`notes:<top folder>`, `notes:/`, the whole prefix reserved, folders made later
+    included) and the entities' (`entities`). A hit carries its tree to narrow `query_source`
+    to, and an agent that gave it back here would file its text among your notes, and the
+    summaries that fold them."""
+    if source_id.startswith(USER_TREE_PREFIX):
+        whose = f"the tree of your own notes (ids starting {USER_TREE_PREFIX!r} are theirs)"
+    elif source_id == ENTITY_TREE:
+        whose = "the tree of the entities"
+    else:
+        return
+    raise UsageError(
+        f"source_id {source_id!r} is {whose}, not an agent's document",
+        hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
+    )
+
+
+def written_version(memory: MemoryView, note: str, *, limit: int) -> dict[str, Any]:
+    """The leaves of `note` alone, in its order, as every mode answers (`{hits, total,
+    truncated}`): the version just written beside a note the user edited, whose leaves the
+    source's (`query_source`) list first. NotFound when the note holds none."""
+    from vaultmind.retrieval.hits import envelope, leaf_hits
+
+    rows = memory.index.query("SELECT id FROM leaves WHERE note_path = ? ORDER BY seq", [note]) if note else []
+    if not rows:
+        raise NotFound(f"{note or 'no note'} holds no leaf")
+    hits = leaf_hits(memory, [(str(row[0]), 0.0, {"order": "time"}) for row in rows[:limit]])
+    return envelope(hits, len(rows))
+
+
+def kept_edits_warnings(index: Index, source_id: str, note: str) -> list[str]:
+    """What an agent is told of its document's other notes (`note`: the one just written): a
+    note the user edited, which a new version never replaces (it went to a sibling note), is
+    kept among the source's leaves, beside the new version, as long as it is there."""
+    kept = index.query("SELECT path FROM notes WHERE source_id = ? AND path <> ? ORDER BY path", [source_id, note])
+    return [
+        f"{kept_edits_said(str(row[0]), 'the new version went', note)}; query_source({source_id!r}) answers both"
+        for row in kept
+    ]

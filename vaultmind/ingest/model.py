@@ -130,6 +130,13 @@ class DatedOtherwise:
     at: datetime | None  # None: left out
 
 
+def kept_edits_said(path: str, went: str, sibling: str = "") -> str:
+    """What an ingest says of a note the user edited, which it left alone: where what it
+    brought (`went`: "the new version went", "new messages went") was written instead (the
+    `sibling` note, when one is named)."""
+    return f"kept your edits in {path} ({went} to a sibling note{f', {sibling}' if sibling else ''})"
+
+
 @dataclass(slots=True)
 class IngestReport:
     """What an ingest did: vault-relative paths written, and what was already there."""

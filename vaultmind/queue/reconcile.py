@@ -19,8 +19,10 @@ short transaction):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
+
+import duckdb
 
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.queue.kinds import JobKind
@@ -81,3 +83,17 @@ def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: in
         "repaired": repaired,
         "pruned": pruned,
     }
+
+
+def still_wanted(config: Config, kinds: Sequence[JobKind]) -> Callable[[duckdb.DuckDBPyConnection, str, str], bool]:
+    """Whether a reconcile would keep a job of a kind (its name) and dedupe key, for `retry`
+    by id: a kind not known here, or with no `wanted`, keeps all of its jobs."""
+    by_name = {kind.name: kind for kind in kinds}
+
+    def wanted(con: duckdb.DuckDBPyConnection, kind_name: str, dedupe_key: str) -> bool:
+        kind = by_name.get(kind_name)
+        if kind is None or kind.wanted is None:
+            return True
+        return any(job.dedupe_key == dedupe_key for job in kind.wanted(con, config))
+
+    return wanted

@@ -15,6 +15,7 @@ from vaultmind.arguments import whole_number
 from vaultmind.errors import UsageError
 
 if TYPE_CHECKING:
+    from vaultmind.config import Config
     from vaultmind.index.store import Index
     from vaultmind.memory import Memory
 
@@ -35,15 +36,22 @@ def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) 
     return report
 
 
-def retry_request(index: Index, body: dict[str, Any], *, vault: Path | None = None) -> dict[str, Any]:
+def retry_request(index: Index, body: dict[str, Any], *, config: Config) -> dict[str, Any]:
+    """`{"job_id"?, "failed"?, "deferred"?}`: `store.retry`, a job asked by id requeued only
+    while the kinds vaultmind runs still want its work (`reconcile.still_wanted`)."""
+    from vaultmind.queue.reconcile import still_wanted
     from vaultmind.queue.store import now_ms, retry
+    from vaultmind.queue.workers import default_kinds
 
     job_id = whole_number(body.get("job_id"), "'job_id'")
     failed = body.get("failed", True)
     deferred = body.get("deferred", False)
     if not isinstance(failed, bool) or not isinstance(deferred, bool):
         raise UsageError("'failed' and 'deferred' must be true or false")
-    return retry(index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred, vault=vault)
+    return retry(
+        index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred, vault=config.vault,
+        still_wanted=still_wanted(config, default_kinds()),
+    )  # fmt: skip
 
 
 def _explain(memory: Memory, body: dict[str, Any]) -> Any:
@@ -60,5 +68,5 @@ def _explain(memory: Memory, body: dict[str, Any]) -> Any:
 ROUTES: dict[tuple[str, str], Route] = {
     ("POST", "/v1/explain"): _explain,
     ("GET", "/v1/queue"): lambda m, b: queue_report(m.index, vault=m.config.vault),
-    ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b, vault=m.config.vault),
+    ("POST", "/v1/queue/retry"): lambda m, b: retry_request(m.index, b, config=m.config),
 }

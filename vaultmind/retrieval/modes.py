@@ -35,7 +35,7 @@ from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
-from vaultmind.tree.note import USER_TREE_PREFIX
+from vaultmind.tree.note import ENTITY_TREE, USER_TREE_PREFIX
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:
@@ -441,7 +441,7 @@ def _entity_hit(
     hit = RetrievalHit(
         node_id=row.id,
         node_kind="entity",
-        tree="entities",
+        tree=ENTITY_TREE,
         scope=row.kind,
         level=0,
         content=row.display_name,
