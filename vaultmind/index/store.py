@@ -415,7 +415,7 @@ class Index(Reconnecting):
                 try:
                     with self.threads(1), self.memory_limit(pool) if pool else nullcontext():
                         return read()
-                except duckdb.Error as exc:
+                except (duckdb.Error, OSError) as exc:  # (a read streaming its rows: OSError, `out_of_memory`)
                     if pool is None or not out_of_memory(exc):
                         raise
                     log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", pool, exc)
