@@ -15,6 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from vaultmind.index.leaf_state import _BATCH, LeafState
+from vaultmind.index.pool import out_of_memory
 from vaultmind.index.postings import PostingLists, TermCodes, load_snapshot, save_snapshot
 from vaultmind.index.row_ids import id_array
 from vaultmind.index.snapshot_file import POSTINGS_SNAPSHOT, snapshot_key
@@ -93,8 +94,8 @@ class LeafPostings(LeafState):
                     "SELECT c.code, p.leaf_id, p.tf FROM postings p JOIN _term_codes c USING (term)"
                 ).to_arrow_reader(8 * _BATCH)
                 self._fill_postings(reader, fill, post_row, post_tf, int(bounds[-1]))
-        except duckdb.OutOfMemoryException as exc:
-            if not pool:
+        except (duckdb.Error, OSError) as exc:  # (in mid-stream, DuckDB's error comes as Arrow's OSError)
+            if not pool or not out_of_memory(exc):
                 raise
             log.info("the postings ran out of memory under %s (%s); loading them again", pool, exc)
             again = True

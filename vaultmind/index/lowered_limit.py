@@ -21,14 +21,15 @@ class LoweredLimit:
         with self.index.lock:
             current = str(self.index.scalar("SELECT current_setting('memory_limit')"))
             if self.original is None and size_bytes(limit) < size_bytes(current):
-                self.index.con.execute(f"SET memory_limit = '{limit}'")
+                with self.index.con.cursor() as own:  # (as `restore`)
+                    own.execute(f"SET memory_limit = '{limit}'")
                 self.original = current
 
     def restore(self) -> bool:
         """Put the limit back; False when it was not lowered."""
         if self.original is None:
             return False
-        with self.index.lock:
-            self.index.con.execute(f"SET memory_limit = '{limit_setting(self.original)}'")
+        with self.index.lock, self.index.con.cursor() as own:  # a connection of its own: one a failed
+            own.execute(f"SET memory_limit = '{limit_setting(self.original)}'")  # write aborted refuses a SET
             self.original = None
         return True

@@ -21,8 +21,16 @@ SYNC_MEMORY_LIMIT = "256MB"
 
 
 def out_of_memory(exc: BaseException | None) -> bool:
-    """Whether `exc` is, or was raised from, DuckDB running out of memory."""
-    return exc is not None and any(isinstance(e, duckdb.OutOfMemoryException) for e in chain(exc))
+    """Whether `exc` is, or was raised from, DuckDB running out of memory: as DuckDB raises it,
+    or as an Arrow stream of a query's rows does once it has begun (an `OSError` with DuckDB's
+    text: "Out of Memory Error: failed to pin block …")."""
+    return exc is not None and any(
+        isinstance(e, duckdb.OutOfMemoryException) or (isinstance(e, OSError) and str(e).startswith(_OUT_OF_MEMORY))
+        for e in chain(exc)
+    )
+
+
+_OUT_OF_MEMORY = "Out of Memory Error"  # how DuckDB's message of the error starts
 
 
 _UNITS = {"": 1, "b": 1, "byte": 1, "bytes": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12}

@@ -415,7 +415,7 @@ class Index(Reconnecting):
                 try:
                     with self.threads(1), self.memory_limit(pool) if pool else nullcontext():
                         return read()
-                except duckdb.Error as exc:
+                except (duckdb.Error, OSError) as exc:  # (a read streaming its rows: OSError, `out_of_memory`)
                     if pool is None or not out_of_memory(exc):
                         raise
                     log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", pool, exc)
@@ -429,21 +429,23 @@ class Index(Reconnecting):
 
     @contextmanager
     def _setting(self, name: str, value: str, as_set: Callable[[str], str] = str) -> Iterator[None]:
-        """DuckDB's setting `name` is `value` for a while, then what it was (`as_set` turns the
-        value `current_setting` shows into one to set back)."""
-        with self.lock:
-            before = as_set(str(self.scalar(f"SELECT current_setting('{name}')")))
+        """DuckDB's setting `name` (one of the whole database's) is `value` for a while, then
+        what it was (`as_set` turns the value `current_setting` shows into one to set back).
+        Set and put back through a connection of its own: DuckDB refuses every statement of a
+        transaction a failed statement aborted, a `SET` too, and a read that ran out of memory
+        inside a save's transaction left the daemon's pool at the save's 16 MB for good."""
+        with self.lock, self.con.cursor() as own:
+            before = as_set(str(own.execute(f"SELECT current_setting('{name}')").fetchone()[0]))  # type: ignore[index]
             try:
-                self.con.execute(f"SET {name} = '{value}'")
+                own.execute(f"SET {name} = '{value}'")
             except duckdb.Error:  # a memory limit below what is pinned fails, yet stays set
-                with suppress(duckdb.Error):  # (in an aborted transaction this fails too)
-                    self.con.execute(f"SET {name} = '{before}'")
+                own.execute(f"SET {name} = '{before}'")
                 raise
         try:
             yield
         finally:
-            with self.lock:
-                self.con.execute(f"SET {name} = '{before}'")
+            with self.lock, self.con.cursor() as own:
+                own.execute(f"SET {name} = '{before}'")
 
     def suspend_indexes(self) -> None:
         """Drop the lookup indexes of `BULK_TABLES` for a large load. Their SQL is kept in
