@@ -310,3 +310,37 @@ def test_two_servers_promising_at_once_each_write_their_own_promise_whole(tmp_pa
     finally:
         with first:
             _let_go(first)
+
+
+def test_a_live_server_s_promise_written_as_a_dead_one_s_is_dropped_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed server's promise is read, its maker found gone, and the file deleted: a live
+    server that promised the file between the read and the delete lost its promise (the waiter
+    then waited its usual 10 s, not until the call ended). Only the promise read goes."""
+    from vaultmind import client
+    from vaultmind.index.connection import promised_by
+
+    index = tmp_path / "index.duckdb"
+    dead = _promised_then_killed(index)
+    live: list[subprocess.Popen[str]] = []
+    asked = client.alive
+
+    def alive_as_another_promises(pid: int) -> bool:  # (the moment between the read and the delete)
+        if pid == dead and not live:
+            live.append(_promising(index))
+            assert live[0].stdin is not None and live[0].stdout is not None
+            live[0].stdin.write("\n")
+            live[0].stdin.flush()
+            assert live[0].stdout.readline() == "promised\n"
+        return asked(pid)
+
+    monkeypatch.setattr(client, "alive", alive_as_another_promises)
+    try:
+        promised_by(index)
+        assert live and promised_path(index).exists()
+        assert json.loads(promised_path(index).read_text(encoding="utf-8"))["pid"] == live[0].pid
+    finally:
+        for process in live:
+            with process:
+                _let_go(process)

@@ -333,16 +333,20 @@ def drop_dead_promise(path: Path) -> None:
 def _promise(path: Path) -> tuple[int, str, set[int]] | None:
     """The promise beside the index (its maker's pid, what it is, the pids it was made to),
     while its maker runs; None when there is none or it cannot be read, and when its maker is
-    gone (the promise is then deleted)."""
+    gone (the promise is then deleted, unless another has been moved in its place since)."""
     from vaultmind.client import alive
 
     try:
-        record = json.loads(promised_path(path).read_text(encoding="utf-8"))
+        with promised_path(path).open(encoding="utf-8") as file:  # (closed before it is deleted: Windows)
+            read = os.fstat(file.fileno())
+            record = json.loads(file.read())
         pid, who, waiters = int(record["pid"]), str(record["who"]), {int(w) for w in record["waiters"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if pid != os.getpid() and not alive(pid):
-        withdraw_promise(path)
+        with suppress(OSError):
+            if os.path.samestat(read, promised_path(path).stat()):  # (each promise is moved in as a file of its own)
+                promised_path(path).unlink()
         return None
     return pid, who, waiters
 
