@@ -194,14 +194,21 @@ def test_a_vault_or_question_where_a_command_or_mode_belongs_gets_the_command_li
 
 @pytest.mark.parametrize(
     "args",
-    [["--vault", "demo-vault", "query", "launch"], ["--json", "--vault", "demo-vault", "query", "launch"], ["demo-vault", "query", "launch"]],
+    [
+        ["--vault", "demo-vault", "query", "launch"],
+        ["--json", "--vault", "demo-vault", "query", "launch"],
+        ["demo-vault", "query", "launch"],
+        ["--vault", "demo-vault", "query", "--limit", "3", "launch"],
+        ["demo-vault", "query", "--json", "launch"],
+    ],
 )
 def test_the_command_line_a_hint_gives_runs(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
 ) -> None:
     """`vaultmind --vault V query "q"` (the vault before the command, the mode left out) was told
     to move `--vault` (`vaultmind query q --vault V`), and that line to add the mode: one mistake
-    after another. The line the hint gives is the whole one, and it runs."""
+    after another. The line the hint gives is the whole one, and it runs; the mode goes right
+    after `query`, never between a flag and its value (`query --limit walk 3 launch`)."""
     monkeypatch.chdir(tmp_path)
     run_main(capsys, "init", "--demo", "demo-vault")
     with pytest.raises(SystemExit):

@@ -251,3 +251,96 @@ def test_a_promise_left_by_a_killed_server_never_makes_a_waiter_wait_longer(
         assert not promised_path(index).exists()
     finally:
         _let_go(holder)
+
+
+# Promises the index's file to the process given, held just before its written promise is moved
+# into place (a server killed, or another promising, in the middle of the write), until told on.
+_PROMISING = (
+    "import os, sys; from pathlib import Path; from vaultmind.index.connection import promise_file\n"
+    "move = os.replace\n"
+    "def held(source, target):\n"
+    "    print('writing', flush=True); sys.stdin.readline(); move(source, target)\n"
+    "os.replace = held\n"
+    "promise_file(Path(sys.argv[1]), 'vaultmind mcp', {int(sys.argv[2])}); print('promised', flush=True); sys.stdin.read()"
+)
+
+
+def _promising(index: Path) -> subprocess.Popen[str]:
+    """A real process in the middle of writing its promise of the file to this one."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _PROMISING, str(index), str(os.getpid())], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "writing\n"
+    return writer
+
+
+def test_a_promise_half_written_by_a_killed_server_goes_at_the_next_open(tmp_path: Path) -> None:
+    """A server killed while it wrote its promise left the file it wrote it in (under a name
+    every writer shared), beside the index for good: the next process that opens the file
+    deletes it."""
+    from vaultmind.index.connection import close_index, connect
+
+    index = tmp_path / "index.duckdb"
+    with _promising(index) as writer:
+        writer.kill()
+        writer.wait(30)
+    assert len(list(tmp_path.iterdir())) == 1 and not promised_path(index).exists()  # (its part alone)
+    close_index(connect(index))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.duckdb"]
+
+
+def test_two_servers_promising_at_once_each_write_their_own_promise_whole(tmp_path: Path) -> None:
+    """Two servers each in a call (one holding the file, one waiting for it) both promise it to
+    a third process that waits: each writes its promise under a name of its own. They wrote it
+    under one name: the second's write moved the first's half-written file too, and the first's
+    move failed (its promise lost)."""
+    from vaultmind.index.connection import promise_file
+
+    index = tmp_path / "index.duckdb"
+    first = _promising(index)
+    try:
+        promise_file(index, "vaultmind mcp", {os.getpid()})
+        assert json.loads(promised_path(index).read_text(encoding="utf-8"))["pid"] == os.getpid()
+        assert first.stdin is not None and first.stdout is not None
+        first.stdin.write("\n")
+        first.stdin.flush()
+        assert first.stdout.readline() == "promised\n"
+        assert json.loads(promised_path(index).read_text(encoding="utf-8"))["pid"] == first.pid  # (moved whole, last)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [promised_path(index).name]  # (no part left)
+    finally:
+        with first:
+            _let_go(first)
+
+
+def test_a_live_server_s_promise_written_as_a_dead_one_s_is_dropped_stays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed server's promise is read, its maker found gone, and the file deleted: a live
+    server that promised the file between the read and the delete lost its promise (the waiter
+    then waited its usual 10 s, not until the call ended). Only the promise read goes."""
+    from vaultmind import client
+    from vaultmind.index.connection import promised_by
+
+    index = tmp_path / "index.duckdb"
+    dead = _promised_then_killed(index)
+    live: list[subprocess.Popen[str]] = []
+    asked = client.alive
+
+    def alive_as_another_promises(pid: int) -> bool:  # (the moment between the read and the delete)
+        if pid == dead and not live:
+            live.append(_promising(index))
+            assert live[0].stdin is not None and live[0].stdout is not None
+            live[0].stdin.write("\n")
+            live[0].stdin.flush()
+            assert live[0].stdout.readline() == "promised\n"
+        return asked(pid)
+
+    monkeypatch.setattr(client, "alive", alive_as_another_promises)
+    try:
+        promised_by(index)
+        assert live and promised_path(index).exists()
+        assert json.loads(promised_path(index).read_text(encoding="utf-8"))["pid"] == live[0].pid
+    finally:
+        for process in live:
+            with process:
+                _let_go(process)

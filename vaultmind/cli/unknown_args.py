@@ -145,16 +145,34 @@ def _choice_hint(mistake: ArgumentMistake, words: list[str], root: argparse.Argu
 
 
 def _with_mode(words: list[str], root: argparse.ArgumentParser) -> list[str]:
-    """`words` with `walk` put before a question given to a command of modes (`query`) without
-    one: the line a hint gives runs as it is, not into the next mistake."""
-    command = next((i for i, word in enumerate(words) if word in _commands(root)), None)
+    """`words` with `walk` put after the name of a command of modes (`query`) given a question
+    without one: the line a hint gives runs as it is, not into the next mistake. It goes right
+    after the name, before the mode's flags (`query walk --limit 3 q`): a flag's value is no
+    question."""
+    commands = _commands(root)
+    command = next((i for i, word in enumerate(words) if word in commands), None)
     if command is None:
         return words
-    modes = _commands(_commands(root)[words[command]])
-    question = next((i for i in range(command + 1, len(words)) if not words[i].startswith("-")), None)
-    if "walk" not in modes or question is None or words[question] in modes:
+    modes = _commands(commands[words[command]])
+    rest = words[command + 1 :]
+    question = _first_positional(rest, set(_long_flags_of_commands(commands[words[command]], valued=True)))
+    if "walk" not in modes or question is None or question in modes:
         return words
-    return [*words[:question], "walk", *words[question:]]
+    return [*words[: command + 1], "walk", *rest]
+
+
+def _first_positional(words: list[str], valued: set[str]) -> str | None:
+    """The first of `words` that is neither a flag nor a flag's value (`valued`: the flags that
+    take one); all after a `--` are."""
+    after_value = False
+    for i, word in enumerate(words):
+        if word == "--":
+            return words[i + 1] if i + 1 < len(words) else None
+        if after_value or word.startswith("-"):
+            after_value = not after_value and word in valued
+            continue
+        return word
+    return None
 
 
 def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

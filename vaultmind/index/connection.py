@@ -20,6 +20,7 @@ from pathlib import Path
 import duckdb
 
 from vaultmind.errors import IndexBusy
+from vaultmind.index.part_files import part_path, remove_dead_parts
 from vaultmind.index.pool import MEMORY_LIMIT, limit_setting
 
 BUSY_WAIT_S = 10.0  # another CLI call may hold the file for a moment; wait rather than fail
@@ -291,12 +292,12 @@ def promise_file(path: Path, who: str, waiters: Collection[int]) -> None:
     """Say, as the holder of the index (`who`: "vaultmind mcp"), that it lets the file go once
     its call ends to the processes `waiters` (the pids of the requests it saw)."""
     record = {"pid": os.getpid(), "who": who, "waiters": sorted(waiters)}
-    tmp = path.with_name(path.name + ".promised.tmp")
+    part = part_path(promised_path(path))  # (two holders promising at once: each moves its own)
     try:
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        os.replace(tmp, promised_path(path))
+        part.write_text(json.dumps(record), encoding="utf-8")
+        os.replace(part, promised_path(path))
     except OSError:
-        pass  # (a folder that cannot be written: the waiter waits as long as before)
+        part.unlink(missing_ok=True)  # (a folder that cannot be written: the waiter waits as long as before)
 
 
 def withdraw_promise(path: Path) -> None:
@@ -321,25 +322,31 @@ def promised_by(path: Path, holder: int | None = None) -> tuple[int, str] | None
 
 def drop_dead_promise(path: Path) -> None:
     """Delete the promise beside the index when the process that made it is gone (a server
-    killed mid-call, SIGKILL: it never took it back). Left, it would stay beside the index for
-    good, believed by nobody (`promised_by`) but read at every wait."""
+    killed mid-call, SIGKILL: it never took it back), and the part file of one killed while it
+    wrote it. Left, they would stay beside the index for good, the promise believed by nobody
+    (`promised_by`) but read at every wait."""
     if promised_path(path).exists():
         _promise(path)
+    remove_dead_parts(promised_path(path), shared=[f"{path.name}.promised.tmp"])
 
 
 def _promise(path: Path) -> tuple[int, str, set[int]] | None:
     """The promise beside the index (its maker's pid, what it is, the pids it was made to),
     while its maker runs; None when there is none or it cannot be read, and when its maker is
-    gone (the promise is then deleted)."""
+    gone (the promise is then deleted, unless another has been moved in its place since)."""
     from vaultmind.client import alive
 
     try:
-        record = json.loads(promised_path(path).read_text(encoding="utf-8"))
+        with promised_path(path).open(encoding="utf-8") as file:  # (closed before it is deleted: Windows)
+            read = os.fstat(file.fileno())
+            record = json.loads(file.read())
         pid, who, waiters = int(record["pid"]), str(record["who"]), {int(w) for w in record["waiters"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if pid != os.getpid() and not alive(pid):
-        withdraw_promise(path)
+        with suppress(OSError):
+            if os.path.samestat(read, promised_path(path).stat()):  # (each promise is moved in as a file of its own)
+                promised_path(path).unlink()
         return None
     return pid, who, waiters
 

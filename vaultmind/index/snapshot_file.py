@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import glob
 import hashlib
 import json
 import logging
@@ -32,6 +31,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind import __version__
+from vaultmind.index.part_files import part_path, remove_dead_parts
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +112,8 @@ def save_arrays(path: Path, magic: bytes, key: str, arrays: Mapping[str, npt.NDA
         at += -(-array.nbytes // ALIGN) * ALIGN
     places = [_place(name, array, offset) for (name, array), offset in zip(arrays.items(), offsets, strict=True)]
     header = json.dumps({"key": key, "arrays": places}).encode()
-    part = path.with_name(f"{path.name}.{os.getpid()}.part")
-    _remove_leftovers(path)
+    part = part_path(path)
+    remove_dead_parts(path, shared=[f"{path.name}.part"])
     _check_room(path, len(header) + at + 2 * ALIGN)
     try:
         with part.open("wb") as out:
@@ -145,19 +145,6 @@ def _check_room(path: Path, size: int) -> None:
             f"not written: it would leave {max(free - size, 0) / 1e6:,.0f} MB free, under the "
             f"{KEEP_FREE_BYTES / 1e6:,.0f} MB kept for the index",
         )
-
-
-def _remove_leftovers(path: Path) -> None:
-    """Delete the part files of `path` whose writer is gone: a process killed while it wrote
-    one (SIGKILL, a power cut) left it, as large as the snapshot, and no later write would
-    take it (each writes under its own pid). Also the one name every writer shared before."""
-    from vaultmind.client import alive
-
-    for part in path.parent.glob(f"{glob.escape(path.name)}.*part"):
-        writer = part.name[len(path.name) + 1 : -len(".part")]
-        if part.name == f"{path.name}.part" or (writer.isdigit() and not alive(int(writer))):
-            with contextlib.suppress(OSError):
-                part.unlink()
 
 
 def _place(name: str, array: npt.NDArray[Any] | FileBytes, offset: int) -> dict[str, Any]:
