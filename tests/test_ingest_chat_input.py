@@ -387,3 +387,19 @@ def test_a_member_who_writes_once_followed_by_a_message_sent_offline_keeps_her_m
         ("Alice", "15:05", "great"),
         ("Bob", "15:10", "ok"),
     ]
+
+
+def test_a_line_pasted_ahead_in_a_chat_with_yourself_stays_in_its_message(tmp_path: Path) -> None:
+    """Only you write in a chat with yourself: the lines below a pasted schedule are one
+    author's, as messages sent offline are, yet they are the chat's days, not a few messages
+    delivered late, and the line stays a line of the message it was pasted into."""
+    notes = "".join(f"{day:02d}/03/2024, 09:00 - Me: note {day}-{n}\n" for day in range(2, 13) for n in range(2))
+    [batch] = parse_whatsapp(write(tmp_path, "WhatsApp Chat with Me.txt", (
+        "01/03/2024, 09:15 - Me: Conference:\n"
+        "14/03/2024, 17:00 - keynote: hall A\n"
+        + notes
+        + "15/03/2024, 10:00 - Me: keynote was good\n"
+    )))
+    assert batch.messages[0].text == "Conference:\n14/03/2024, 17:00 - keynote: hall A"
+    assert {m.author for m in batch.messages} == {"Me"}
+    assert len(batch.messages) == 1 + 22 + 1

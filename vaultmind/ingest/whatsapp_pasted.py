@@ -13,6 +13,7 @@ from pathlib import Path
 from vaultmind.ingest.line_dates import DateOrder, Record, fits, read_date
 
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
+OFFLINE_RUN = 20  # messages sent offline and delivered together are a few, not a chat's days
 
 
 def fold_pasted(
@@ -120,15 +121,18 @@ def sent_offline(records: list[Record], dated: dict[int, datetime], index: int, 
     delivered late, dated back (sent offline): the chat reaches `index`'s time again right
     after them, so `index` was the chat's own message (a group member who writes once,
     followed by a message sent offline hours before). A pasted schedule's line is ahead of
-    the chat going on where it was, in lines of its members."""
+    the chat going on where it was, in lines of its members (or of one, in a chat with
+    yourself: more than `OFFLINE_RUN` lines)."""
     authors: set[str | None] = set()
+    run = 0
     for later in range(index + 1, len(records)):
         if later not in dated or later in ahead:
             continue
         if dated[later] >= dated[index] - PASTED_BACK:
             return len(authors) == 1
         authors.add(records[later].author)
-        if len(authors) > 1:
+        run += 1
+        if len(authors) > 1 or run > OFFLINE_RUN:
             return False
     return False
 
