@@ -364,3 +364,42 @@ def test_a_pasted_line_dated_ahead_below_a_pasted_line_without_an_author_stays_i
         ("Alice", "thanks!"),
         ("Bob", "👍"),
     ]
+
+
+def test_a_member_who_writes_once_followed_by_a_message_sent_offline_keeps_her_message(tmp_path: Path) -> None:
+    """Carol writes once, at 14:00; Bob's message written offline at 11:00 arrives after it, and
+    the chat goes on at 15:05. Carol's line was more than an hour after both the line above it
+    and the next one, so it was taken for a pasted line dated ahead and made a line of Bob's
+    "maybe". The chat reaches her time again right after Bob's late message: hers is a message."""
+    [batch] = parse_whatsapp(write(tmp_path, "WhatsApp Chat with Friends.txt", (
+        "01/03/2024, 10:00 - Alice: anyone around later?\n"
+        "01/03/2024, 10:05 - Bob: maybe\n"
+        "01/03/2024, 14:00 - Carol: I'm in town at 6, see you there\n"
+        "01/03/2024, 11:00 - Bob: (written on the train, offline)\n"
+        "01/03/2024, 15:05 - Alice: great\n"
+        "01/03/2024, 15:10 - Bob: ok\n"
+    )))
+    assert [(m.author, str(m.timestamp)[11:16], m.text) for m in batch.messages] == [
+        ("Alice", "10:00", "anyone around later?"),
+        ("Bob", "10:05", "maybe"),
+        ("Carol", "14:00", "I'm in town at 6, see you there"),
+        ("Bob", "11:00", "(written on the train, offline)"),
+        ("Alice", "15:05", "great"),
+        ("Bob", "15:10", "ok"),
+    ]
+
+
+def test_a_line_pasted_ahead_in_a_chat_with_yourself_stays_in_its_message(tmp_path: Path) -> None:
+    """Only you write in a chat with yourself: the lines below a pasted schedule are one
+    author's, as messages sent offline are, yet they are the chat's days, not a few messages
+    delivered late, and the line stays a line of the message it was pasted into."""
+    notes = "".join(f"{day:02d}/03/2024, 09:00 - Me: note {day}-{n}\n" for day in range(2, 13) for n in range(2))
+    [batch] = parse_whatsapp(write(tmp_path, "WhatsApp Chat with Me.txt", (
+        "01/03/2024, 09:15 - Me: Conference:\n"
+        "14/03/2024, 17:00 - keynote: hall A\n"
+        + notes
+        + "15/03/2024, 10:00 - Me: keynote was good\n"
+    )))
+    assert batch.messages[0].text == "Conference:\n14/03/2024, 17:00 - keynote: hall A"
+    assert {m.author for m in batch.messages} == {"Me"}
+    assert len(batch.messages) == 1 + 22 + 1

@@ -92,3 +92,30 @@ def test_signal_export_is_deterministic_and_a_newer_export_adds_only_what_is_new
 def test_a_markdown_file_in_another_shape_is_no_chat(tmp_path: Path) -> None:
     readme = write(tmp_path, "README.md", "# Notes\n\n[2024-03-04] shopping\n")
     assert detect_chat_format(readme) is None
+
+
+LOG = "[2024-05-01 09:12:33] Standup: shipped the importer fix\n[2024-05-01 14:02:10] Review: Ana asked for tests\n"
+
+
+def test_a_log_of_yours_in_signals_shape_is_no_chat_in_a_folder_or_in_the_vault(tmp_path: Path, vault: Path) -> None:
+    """A Markdown file whose lines start `[2024-05-01 09:12:33] Standup: ` — a log of yours, in
+    a folder of exports or among the vault's own notes — was taken for a Signal chat: copied
+    into a conversation of made-up people "Standup" and "Review". In a folder, only
+    signal-export's `chat.md` is a chat; a note of the vault itself never is (as for documents
+    and emails), and is said to be skipped."""
+    exports = _export(tmp_path / "exports", ALICE, BOOK_CLUB)
+    write(exports, "work log.md", LOG)
+    report = ingest_paths("chat", [exports], vault)
+    assert sorted(report.written) == [
+        "sources/chat/signal/alice-smith/2024-03-04.md", "sources/chat/signal/book-club/2024-03-05.md",
+    ]
+    assert not report.warnings, report.warnings
+    mine = write(vault, "journal/log.md", LOG)
+    kept = _export(vault / "inbox", ALICE, BOOK_CLUB)  # (an export kept in the vault: its notes, indexed as they are)
+    before = snapshot_files(vault)
+    for given in (mine.parent, mine, kept):
+        report = ingest_paths("chat", [given], vault)
+        assert (report.written, report.messages_added) == ([], 0)
+        said = [w for w in report.warnings if "of the vault itself skipped" in w]
+        assert said if given != mine.parent else not said, report.warnings
+    assert snapshot_files(vault) == before

@@ -80,3 +80,23 @@ def test_a_note_written_with_the_id_is_left_as_it_is(tmp_path: Path, vault: Path
     again = ingest_paths("chat", [export], vault)
     assert (again.messages_added, again.written, again.warnings) == (0, [], [])
     assert snapshot_files(vault) == before
+
+
+def test_a_note_an_older_vaultmind_wrote_without_the_attachment_and_with_the_id_is_left_as_it_is(tmp_path: Path, vault: Path) -> None:
+    """A message with an attachment below its text, its note written by a vaultmind that left
+    attachments out and read the mention as `@U0EXT9`: reading the mention again with the name
+    kept only the name's forms of the earlier readings (which no vaultmind wrote), so that note
+    was said to differ from the export."""
+    export = _export(tmp_path / "export", {**DAYS, "general/2024-03-03.json": [
+        {"type": "message", "user": "U01", "text": "numbers for <@U0EXT9>", "ts": "1709456400.000100",
+         "attachments": [{"text": "Q3 revenue up 4%"}]},
+    ]})
+    batches = parse_slack(export)
+    assert next(m.text for b in batches for m in b.messages) == "numbers for @Priya Raman\n\nQ3 revenue up 4%"
+    write_batches(vault, [replace(b, messages=tuple(
+        replace(m, text="numbers for @U0EXT9") if m.message_id == "1709456400.000100" else m for m in b.messages
+    )) for b in batches])
+    before = snapshot_files(vault)
+    again = ingest_paths("chat", [export], vault)
+    assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+    assert snapshot_files(vault) == before

@@ -15,7 +15,7 @@ Chat format detection (`fmt="auto"`), by content rather than by name:
 - a `.md` whose first line is `[YYYY-MM-DD HH:MM:SS] Name: …` (signal-export's `chat.md`) → signal.
 Other folders are walked: every `.json`, `.jsonl`, `.txt` and `.zip` inside is ingested, and
 signal-export's `chat.md` files (not the `data.json` beside each); files whose format is not
-recognised are skipped with a warning.
+recognised are skipped with a warning. The vault's own Markdown notes are never chats.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ from vaultmind.ingest.mailboxes import mail_file_kind
 from vaultmind.ingest.maildates import date_warnings
 from vaultmind.ingest.model import DocumentInput, IngestReport, SourceBatch
 from vaultmind.ingest.parts import megabytes
-from vaultmind.ingest.walk import walk_files
+from vaultmind.ingest.signal import named_by_folder
+from vaultmind.ingest.walk import vault_note, vault_notes_skipped, walk_files
 from vaultmind.ingest.writer import write_batches, write_documents
 from vaultmind.model import Progress
 from vaultmind.zones import zone
@@ -48,14 +49,19 @@ Kind = Literal["chat", "agent", "email", "document"]
 
 _SUFFIXES = (".json", ".jsonl", ".txt", ".zip")
 def _expand(
-    kind: str, paths: Sequence[Path], fmt: str, report: IngestReport
+    kind: str, paths: Sequence[Path], fmt: str, report: IngestReport, vault: Path | None = None
 ) -> list[tuple[Path, str | None, bool]]:
     """(path, format, found in a folder) triples: files as given; folders walked (Slack export
-    folders kept whole)."""
+    folders kept whole). A Markdown note of `vault` itself is no chat export (a note of yours
+    whose first line reads as a Signal line was copied into a chat of made-up people)."""
     out: list[tuple[Path, str | None, bool]] = []
+    notes: list[Path] = []  # the vault's own notes, said in one line
     for path in paths:
         if not path.exists():
             raise IngestError("no such file or folder", path=path)
+        if vault_note(path, vault):
+            notes.append(path)
+            continue
         whole_slack = kind == "chat" and (
             fmt == "slack" or (fmt == "auto" and detect_chat_format(path) == "slack")
         )
@@ -82,6 +88,9 @@ def _expand(
                 continue
             if child.suffix.lower() not in _SUFFIXES and not (kind == "chat" and _signal_export_chat(child)):
                 continue
+            if vault_note(child, vault):
+                notes.append(child)
+                continue
             if kind == "chat" and _beside_signal_chat(child):
                 continue
             candidates += 1
@@ -105,6 +114,8 @@ def _expand(
         elif not candidates:  # (files skipped as unrecognised have a warning each)
             what = "agent transcripts" if kind == "agent" else "chat exports"
             report.warnings.append(_nothing_found([path], f"{what}: " + ", ".join(sorted(_SUFFIXES))))
+    if notes:
+        report.warnings.append(vault_notes_skipped(notes, "chat exports"))
     return out
 
 
@@ -128,10 +139,11 @@ def _beside_telegram_json(page: Path, root: Path) -> bool:
 
 
 def _signal_export_chat(path: Path) -> bool:
-    """Whether `path` is a Markdown file in Signal's shape: signal-export's `<chat>/chat.md`
-    (other Markdown files in a chat export's folder are no chats, and not said to be)."""
+    """Whether `path`, found in a folder, is signal-export's `<chat>/chat.md`: named so, in
+    Signal's shape (other Markdown files — a log of yours whose lines start
+    `[2024-05-01 09:12:33] Standup: ` — are no chats, and not said to be)."""
     try:
-        return path.suffix.lower() == ".md" and detect_chat_format(path) == "signal"
+        return path.suffix.lower() == ".md" and named_by_folder(path) and detect_chat_format(path) == "signal"
     except IngestError:
         return False
 
@@ -248,7 +260,7 @@ def parse_paths(
             report.warnings.append(_nothing_found(files, what))
         return found
     zone_info = zone(tz)
-    expanded = _expand(kind, files, fmt, report)
+    expanded = _expand(kind, files, fmt, report, vault)
     batches: list[SourceBatch] = []
     for done, (path, detected, walked) in enumerate(expanded, 1):
         chosen = "agent" if kind == "agent" else (detected or fmt)

@@ -51,9 +51,15 @@ def signal_chat_name(path: Path) -> str:
     """The chat's name: the file's, or its folder's for `chat.md` / `index.md` (signal-export
     writes `<chat name>/chat.md`)."""
     stem = path.stem.strip()
-    if stem.lower() in _FOLDER_NAMED and path.parent.name.strip():
+    if named_by_folder(path) and path.parent.name.strip():
         stem = path.parent.name.strip()
     return stem or "signal"
+
+
+def named_by_folder(path: Path) -> bool:
+    """Whether `path` is named as signal-export names every chat's file (`chat.md`), its chat
+    named by its folder."""
+    return path.stem.strip().lower() in _FOLDER_NAMED
 
 
 def signal_export_text(text: str) -> str:

@@ -450,22 +450,19 @@ def _mentions_outside(item: dict[str, Any], names: _Names) -> bool:
 def _name_outside(mentioning: list[_Mentioning], names: _Names) -> None:
     """The messages that mention a user users.json does not list, read again with the names the
     whole export's messages gave such users: `@U0EXT9` reads `@Priya Raman` (a Slack Connect
-    channel's guest), wherever her messages are. The text before, as earlier vaultminds wrote
-    it, is known as the message (`SourceBatch.earlier_texts`)."""
+    channel's guest), wherever her messages are. The text before, and the texts earlier
+    vaultminds wrote, all with the id (read before, with users.json's names only), stay known as
+    the message (`SourceBatch.earlier_texts`); no vaultmind wrote an earlier reading with the name."""
     if not names.outside:
         return
-    listed = _Names(users=names.users, channels=names.channels)
     both = _Names(users={**names.outside, **names.users}, channels=names.channels)
     for m in mentioning:
         before = m.messages[m.index]
-        message = _message(m.path, m.line, m.item, m.channel_id, both, m.earlier)
-        said = _message(m.path, m.line, m.item, m.channel_id, listed, {})
-        if message is None or said is None or message.text == before.text:
+        message = _message(m.path, m.line, m.item, m.channel_id, both, {})
+        if message is None or message.text == before.text:
             continue
         m.messages[m.index] = message
-        m.earlier.setdefault(message.message_id, [])
-        if said.text not in m.earlier[message.message_id]:
-            m.earlier[message.message_id].append(said.text)
+        m.earlier[message.message_id] = list(dict.fromkeys([*m.earlier.get(message.message_id, []), before.text]))
 
 
 def _readable(text: str, names: _Names) -> str:

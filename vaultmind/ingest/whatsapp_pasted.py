@@ -13,6 +13,7 @@ from pathlib import Path
 from vaultmind.ingest.line_dates import DateOrder, Record, fits, read_date
 
 PASTED_BACK = timedelta(hours=1)  # a header line further back than this, by a stranger, was pasted
+OFFLINE_RUN = 20  # messages sent offline and delivered together are a few, not a chat's days
 
 
 def fold_pasted(
@@ -89,7 +90,8 @@ def from_ahead(date_of: Callable[[Record], datetime]) -> Callable[[list[Record]]
     the PDF", a schedule). Left a message, its "author" was a made-up person, and, dated after
     the chat's next messages, it made them look pasted (`from_elsewhere`): they became its
     lines. (Both sides: lines above a message sent offline, dated back, are not ahead of the
-    chat.) A participant's line stays a message; so do the file's first and last."""
+    chat.) A participant's line stays a message; so do the file's first and last, and
+    a line the chat reaches again right after one author's lines dated before it (`sent_offline`)."""
 
     def pasted(records: list[Record]) -> set[int]:
         dated = {index: date_of(r) for index, r in enumerate(records) if r.author is not None}
@@ -108,9 +110,31 @@ def from_ahead(date_of: Callable[[Record], datetime]) -> Callable[[list[Record]]
             else:
                 previous = dated[index]
         participants = {r.author for index, r in enumerate(records) if index not in ahead}
-        return {index for index in ahead if records[index].author not in participants}
+        strangers = {index for index in ahead if records[index].author not in participants}
+        return {index for index in strangers if not sent_offline(records, dated, index, ahead)}
 
     return pasted
+
+
+def sent_offline(records: list[Record], dated: dict[int, datetime], index: int, ahead: set[int]) -> bool:
+    """Whether the lines that make `index` look ahead of the chat are one author's messages
+    delivered late, dated back (sent offline): the chat reaches `index`'s time again right
+    after them, so `index` was the chat's own message (a group member who writes once,
+    followed by a message sent offline hours before). A pasted schedule's line is ahead of
+    the chat going on where it was, in lines of its members (or of one, in a chat with
+    yourself: more than `OFFLINE_RUN` lines)."""
+    authors: set[str | None] = set()
+    run = 0
+    for later in range(index + 1, len(records)):
+        if later not in dated or later in ahead:
+            continue
+        if dated[later] >= dated[index] - PASTED_BACK:
+            return len(authors) == 1
+        authors.add(records[later].author)
+        run += 1
+        if len(authors) > 1 or run > OFFLINE_RUN:
+            return False
+    return False
 
 
 def from_elsewhere(date_of: Callable[[Record], datetime]) -> Callable[[list[Record]], set[int]]:
