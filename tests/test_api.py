@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import logging
 import socket
 import struct
@@ -564,5 +565,53 @@ def test_the_health_check_takes_a_cache_busting_query_and_head(memory: Memory) -
         assert (status, body, headers["Allow"]) == (405, b"", "POST")
         status, body, _ = ask("GET", "/v1/status?_=1")
         assert status == 400 and json.loads(body)["error"]["message"] == "unknown key '_' in the request"
+    finally:
+        server.stop()
+
+
+def _raw_head(port: int, path: str) -> tuple[int, bytes, dict[str, str]]:
+    """A HEAD's status, what the server sent after its headers (nothing, for a HEAD) and its
+    headers, read from a raw socket: http.client reads no body after a HEAD."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(f"HEAD {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\nConnection: close\r\n\r\n".encode())
+        raw = b"".join(iter(lambda: sock.recv(65536), b""))
+    head, _, body = raw.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode().split("\r\n")
+    return int(status_line.split()[1]), body, dict(line.split(": ", 1) for line in lines)
+
+
+def test_a_head_on_a_path_no_route_has_is_the_gets_404(memory: Memory) -> None:
+    """A monitor probing a mistyped path with HEAD learns what the GET would: the path is not
+    there (404), not that HEAD is a method the API refuses (405 "use GET or POST")."""
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        status, body, headers = _raw_head(server.port, "/v1/helth")
+        assert (status, body) == (404, b""), (status, body)
+        assert "Allow" not in headers
+    finally:
+        server.stop()
+
+
+def test_a_head_on_the_status_leaves_the_notice_for_the_get_that_says_it(memory: Memory) -> None:
+    """`?notice=take` is the user's status, which says a quarantine's notice once and forgets
+    it. A HEAD sends no body: taking the notice there lost it, never said to anyone."""
+    import json
+
+    from vaultmind.index.quarantine import QUARANTINE_DIR, keep_notice
+
+    index_path = memory.config.index_path
+    (index_path.parent / QUARANTINE_DIR).mkdir(parents=True, exist_ok=True)
+    keep_notice(index_path, "the index was moved aside")
+    server = http_api.ApiServer(memory, "secret")
+    server.start()
+    try:
+        status, body, _ = _raw_head(server.port, "/v1/status?notice=take")
+        assert (status, body) == (200, b"")
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", "/v1/status?notice=take", headers={"Authorization": "Bearer secret"})
+        answer = json.loads(conn.getresponse().read())
+        conn.close()
+        assert "the index was moved aside" in json.dumps(answer)
     finally:
         server.stop()

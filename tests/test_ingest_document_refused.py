@@ -75,3 +75,26 @@ def test_an_agents_document_never_joins_the_tree_of_your_notes_a_hit_names(vault
             memory.query("ingest_document", {"title": "Agent summary", "body": "Rho summary by the agent.", "source_id": source_id})
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md")) == before, "nothing was written"
     assert memory.query("query_source", {"source_id": tree})["total"] == 2
+
+
+def test_an_agents_document_an_older_version_kept_under_your_notes_tree_id_is_named_with_how_to_move_it(
+    vault: Path, memory: Memory
+) -> None:
+    """An older vaultmind took `notes:…` as an agent's id. Its document can no longer be updated
+    under that id: the refusal names its note, so the user can give it an id of its own and
+    delete the old note, instead of only "use another id" while the old one stays searchable."""
+    from vaultmind.ingest.agent_document import AGENT_SCOPE
+    from vaultmind.ingest.model import DocumentInput
+    from vaultmind.ingest.writer import write_documents
+
+    older = DocumentInput("notes:Ideas", AGENT_SCOPE, "Agent ideas", "Rho ideas by the agent.\n", modified="2024-03-01T00:00:00Z", id_given=True)
+    report = write_documents(vault, [older])
+    written, gone = report.to_sync()
+    memory.sync_paths(written, gone=gone)
+    (note,) = written
+    text = (vault / note).read_text(encoding="utf-8")
+    with pytest.raises(UsageError, match=r"source_id 'notes:Ideas' is the tree of your own notes") as caught:
+        memory.query("ingest_document", {"title": "Agent ideas", "body": "Rho ideas, revised.", "source_id": "notes:Ideas"})
+    said = f"{caught.value} {caught.value.hint}"
+    assert note in said and "delete" in said, said
+    assert (vault / note).read_text(encoding="utf-8") == text, "the older note is left as it was"

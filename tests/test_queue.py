@@ -838,6 +838,26 @@ def test_a_retry_of_a_job_whose_target_is_gone_says_so_rather_than_requeue_it(va
         assert memory.index.query("SELECT status, last_error FROM jobs") == [("cancelled", "target no longer exists (cancelled by reconcile)")]
 
 
+def test_a_retry_of_a_job_of_a_kind_this_vaultmind_does_not_run_says_so_rather_than_requeue_it(
+    vault: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A job of a kind no worker of this vaultmind claims (another version's): requeued by
+    `vaultmind retry ID`, it said "requeued 1 job" and then sat ready for good, as no reconcile
+    cancels a kind it does not know either."""
+    from vaultmind.queue.store import NewJob, enqueue
+
+    with Memory.open(make_config(vault)) as memory, memory.index.transaction() as con:
+        enqueue(con, [NewJob("summarize_old", "summarize_old:n1", {})], now=now_ms())
+        con.execute("UPDATE jobs SET status = 'failed'")
+        [(job_id,)] = con.execute("SELECT id FROM jobs").fetchall()
+    assert main(["retry", str(job_id), "--vault", str(vault)]) == 0
+    said = capsys.readouterr().out
+    assert f"job #{job_id} (failed) is of kind 'summarize_old', which this vaultmind does not run" in said, said
+    assert "requeued" not in said, said
+    with Memory.open(make_config(vault)) as memory:
+        assert memory.index.query("SELECT status FROM jobs") == [("failed",)]
+
+
 def test_reconcile_repairs_rows_from_a_warm_cache(vault: Path) -> None:
     gray_vault(vault)
     with (

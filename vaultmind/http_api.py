@@ -7,7 +7,7 @@ to its route (`http_routes`, which lists them all) and answers. Every route requ
 Errors come back as `{"error": {"code", "message", "path", "hint"}}`: 400 for a wrong request,
 401 (the hint names `daemon.json`, which holds the token), 404 (the hint lists the routes), 405 for
 another method (the hint and `Allow` name the route's own methods; on a path no route has, the
-API's: GET and POST; HEAD on a GET route is answered as the GET, with its headers only), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
+API's: GET and POST; HEAD on a GET route or on a path no route has is answered as the GET, with its headers only), 413 for a body over `MAX_BODY`, 503 while the server stops (`ApiServer.stop`
 waits for the requests being answered) and while the index could not be opened again after a
 compaction (`index.reopening`), 500 when vaultmind failed.
 """
@@ -37,7 +37,7 @@ from vaultmind.errors import (
     VaultmindError,
     storage_error,
 )
-from vaultmind.http_routes import PASSIVE, OnBatch, daemon_routes, refuse_stray_keys
+from vaultmind.http_routes import PASSIVE, OnBatch, daemon_routes, read_only, refuse_stray_keys
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.memory import Memory
 from vaultmind.shared_answer import client_waits
@@ -223,6 +223,13 @@ class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
+def _head_as_get(methods: list[str]) -> bool:
+    """Whether a HEAD on a path whose routes take `methods` is answered as its GET: on a GET
+    route, and on a path no route has (the GET's 404, not a 405 for HEAD); on a POST-only
+    route it is the 405 naming POST."""
+    return "GET" in methods or not methods
+
+
 def _make_handler(
     memory: Memory,
     token: str,
@@ -274,7 +281,7 @@ def _make_handler(
             try:
                 if method in ("GET", "POST"):
                     self._answer(method)
-                elif method == "HEAD" and "GET" in allowed(self.path.split("?", 1)[0]):
+                elif method == "HEAD" and _head_as_get(allowed(self.path.split("?", 1)[0])):
                     self._answer("GET")  # (`curl -I`, an uptime checker): `_send` leaves the body out
                 else:
                     self._not_allowed()
@@ -323,6 +330,8 @@ def _make_handler(
             try:
                 body = self._body() if method == "POST" else dict(parse_qsl(query))
                 refuse_stray_keys(key, body)  # a key the route does not take is named, never read as absent
+                if self.command == "HEAD":
+                    body = read_only(body)
                 if key in PASSIVE:
                     answer = route(memory, body)  # polled: never a reason for background work to wait
                 else:

@@ -76,6 +76,13 @@ KEYS: dict[tuple[str, str], tuple[frozenset[str], str | None]] = {
 QUERY_IGNORED = frozenset({("GET", "/v1/health")})
 
 
+def read_only(query: dict[str, Any]) -> dict[str, Any]:
+    """The query a HEAD is answered with: its GET's, less what would change what a later GET
+    says (`notice=take` forgets a quarantine's notice, which a HEAD's answer, headers only,
+    never shows)."""
+    return {key: value for key, value in query.items() if key != "notice"}
+
+
 def refuse_stray_keys(route: tuple[str, str], body: dict[str, Any]) -> None:
     """A UsageError naming the keys of `body` that `route` does not take (`KEYS`), if any
     (none for a route in `QUERY_IGNORED`)."""

@@ -60,7 +60,7 @@ def refuse_taken_id(index: Index, source_id: str) -> None:
     """A UsageError when `source_id` is another source's than an agent's document (a file's
     document, a chat, an email), or the tree id of other leaves (`refuse_tree_id`): an agent's
     text never replaces their note nor joins their leaves."""
-    refuse_tree_id(source_id)
+    refuse_tree_id(index, source_id)
     rows = index.query(
         """SELECT path, coalesce(source_kind, kind) FROM notes WHERE source_id = ?
            AND (source_kind IS DISTINCT FROM 'document'
@@ -76,22 +76,36 @@ def refuse_taken_id(index: Index, source_id: str) -> None:
         )
 
 
-def refuse_tree_id(source_id: str) -> None:
+def refuse_tree_id(index: Index, source_id: str) -> None:
     """A UsageError for a `source_id` that is the tree id of leaves no source note names: your
     notes' (`notes:<top folder>`, `notes:/`, the whole prefix reserved, folders made later
     included) and the entities' (`entities`). A hit carries its tree to narrow `query_source`
     to, and an agent that gave it back here would file its text among your notes, and the
-    summaries that fold them."""
+    summaries that fold them. An agent's document an older vaultmind took under such an id is
+    named, with how to move it: it can no longer be updated there."""
     if source_id.startswith(USER_TREE_PREFIX):
         whose = f"the tree of your own notes (ids starting {USER_TREE_PREFIX!r} are theirs)"
     elif source_id == ENTITY_TREE:
         whose = "the tree of the entities"
     else:
         return
-    raise UsageError(
-        f"source_id {source_id!r} is {whose}, not an agent's document",
-        hint="give the document a source_id of its own (e.g. prefixed 'agent:')",
+    hint = "give the document a source_id of its own (e.g. prefixed 'agent:')"
+    if kept := _agent_notes(index, source_id):
+        hint += (
+            f"; the agent's document an older vaultmind kept under this id ({', '.join(kept)}) is no longer "
+            "updated there: ingest it again under its own id, then delete that note"
+        )
+    raise UsageError(f"source_id {source_id!r} is {whose}, not an agent's document", hint=hint)
+
+
+def _agent_notes(index: Index, source_id: str) -> list[str]:
+    """The notes of an agent's document with `source_id`."""
+    rows = index.query(
+        """SELECT path FROM notes WHERE source_id = ? AND source_kind = 'document'
+           AND json_extract_string(frontmatter, '$.scope') = ? ORDER BY path""",
+        [source_id, AGENT_SCOPE],
     )
+    return [str(row[0]) for row in rows]
 
 
 def written_version(memory: MemoryView, note: str, *, limit: int) -> dict[str, Any]:

@@ -85,15 +85,22 @@ def reconcile(index: Index, config: Config, kinds: Sequence[JobKind], *, now: in
     }
 
 
-def still_wanted(config: Config, kinds: Sequence[JobKind]) -> Callable[[duckdb.DuckDBPyConnection, str, str], bool]:
-    """Whether a reconcile would keep a job of a kind (its name) and dedupe key, for `retry`
-    by id: a kind not known here, or with no `wanted`, keeps all of its jobs."""
+def why_unwanted(config: Config, kinds: Sequence[JobKind]) -> Callable[[duckdb.DuckDBPyConnection, str, str], str | None]:
+    """Why `retry` by id leaves a job of a kind (its name) and dedupe key alone, None when it
+    is still wanted: a reconcile would cancel it (its target is gone), or no worker here runs
+    its kind (another version's), so requeued it would sit ready for good. A kind with no
+    `wanted` keeps all of its jobs."""
     by_name = {kind.name: kind for kind in kinds}
 
-    def wanted(con: duckdb.DuckDBPyConnection, kind_name: str, dedupe_key: str) -> bool:
+    def why(con: duckdb.DuckDBPyConnection, kind_name: str, dedupe_key: str) -> str | None:
         kind = by_name.get(kind_name)
-        if kind is None or kind.wanted is None:
-            return True
-        return any(job.dedupe_key == dedupe_key for job in kind.wanted(con, config))
+        if kind is None:
+            return f"is of kind {kind_name!r}, which this vaultmind does not run (its kinds: {', '.join(sorted(by_name))})"
+        if kind.wanted is None or any(job.dedupe_key == dedupe_key for job in kind.wanted(con, config)):
+            return None
+        return (
+            "has nothing to do: its target no longer exists (the leaf was deleted or decided meanwhile, "
+            "or the model or admission.llm changed)"
+        )
 
-    return wanted
+    return why

@@ -38,8 +38,8 @@ def queue_report(index: Index, *, vault: Path | None = None, jobs: bool = True) 
 
 def retry_request(index: Index, body: dict[str, Any], *, config: Config) -> dict[str, Any]:
     """`{"job_id"?, "failed"?, "deferred"?}`: `store.retry`, a job asked by id requeued only
-    while the kinds vaultmind runs still want its work (`reconcile.still_wanted`)."""
-    from vaultmind.queue.reconcile import still_wanted
+    while the kinds vaultmind runs still want its work (`reconcile.why_unwanted`)."""
+    from vaultmind.queue.reconcile import why_unwanted
     from vaultmind.queue.store import now_ms, retry
     from vaultmind.queue.workers import default_kinds
 
@@ -50,7 +50,7 @@ def retry_request(index: Index, body: dict[str, Any], *, config: Config) -> dict
         raise UsageError("'failed' and 'deferred' must be true or false")
     return retry(
         index, now=now_ms(), job_id=job_id, failed=failed, deferred=deferred, vault=config.vault,
-        still_wanted=still_wanted(config, default_kinds()),
+        why_unwanted=why_unwanted(config, default_kinds()),
     )  # fmt: skip
 
 

@@ -355,9 +355,9 @@ def cancel(con: duckdb.DuckDBPyConnection, ids: Sequence[int], reason: str, *, n
     return len(rows)
 
 
-# Whether a job of a kind (its name) and dedupe key is still wanted: one no kind wants any more
-# the next reconcile cancels (`reconcile.still_wanted`)
-StillWanted = Callable[[duckdb.DuckDBPyConnection, str, str], bool]
+# Why a job of a kind (its name) and dedupe key is not requeued by id, None when it is still
+# wanted (`reconcile.why_unwanted`: its target is gone, or no worker here runs its kind)
+WhyUnwanted = Callable[[duckdb.DuckDBPyConnection, str, str], str | None]
 
 
 def retry(
@@ -368,13 +368,13 @@ def retry(
     failed: bool = True,
     deferred: bool = False,
     vault: Path | None = None,
-    still_wanted: StillWanted | None = None,
+    why_unwanted: WhyUnwanted | None = None,
 ) -> dict[str, Any]:
     """Requeue jobs now with fresh attempts: one job by id, failed ones, and/or deferred ones;
     the command an error names is for `vault` (without it: for the vault of the current folder).
-    A job asked by id whose work is no longer wanted (`still_wanted`: its target is gone) is
-    not requeued but said so: requeued, it was cancelled again by the next reconcile, after
-    `retry` had said "requeued"."""
+    A job asked by id whose work is no longer wanted (`why_unwanted`: its target is gone, or
+    no worker runs its kind) is not requeued but said so: requeued, it was cancelled again by
+    the next reconcile, or sat ready for good, after `retry` had said "requeued"."""
     with index.transaction() as con:
         if job_id is not None:
             row = con.execute("SELECT status, kind, dedupe_key FROM jobs WHERE id = ?", [job_id]).fetchone()
@@ -387,11 +387,9 @@ def retry(
             twin = _live_twin(con, job_id)
             if twin is not None:  # a cancelled job whose key was enqueued again since: that one does the work
                 return {"requeued": 0, "ids": [], "note": f"job #{job_id}'s work is job #{twin[0]} now ({twin[1]})"}
-            if still_wanted is not None and not still_wanted(con, str(row[1]), str(row[2])):
-                return {"requeued": 0, "ids": [], "note": (
-                    f"job #{job_id} ({row[0]}) has nothing to do: its target no longer exists (the leaf was deleted "
-                    "or decided meanwhile, or the model or admission.llm changed); nothing to retry"
-                )}  # fmt: skip
+            why = why_unwanted(con, str(row[1]), str(row[2])) if why_unwanted is not None else None
+            if why is not None:
+                return {"requeued": 0, "ids": [], "note": f"job #{job_id} ({row[0]}) {why}; nothing to retry"}
             where, params = "id = ?", [job_id]
         else:
             parts = []
