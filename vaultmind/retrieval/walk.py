@@ -50,6 +50,7 @@ from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
+from vaultmind.retrieval.introduces import introduces
 from vaultmind.retrieval.name_weight import name_weights
 from vaultmind.retrieval.ordering import (
     diversify,
@@ -289,6 +290,9 @@ def walk(
     if about is not None:
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
+    # "when did Nate get his turtles?": the day he told of them, not the later days that take them as known
+    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if not asked.latest else np.zeros(len(ids))
+    scores += introduced * factors
     set_behind = np.zeros(len(ids), dtype=bool)
     if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
         set_behind[[at[leaf_id] for leaf_id, _ in memory.leaves.search(sorted(asked.aside), CANDIDATES) if leaf_id in at]] = True
@@ -398,6 +402,7 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
+                "introduces": round(float(introduced[k]), 4),  # of its conversation's first note to say the question's words: `INTRODUCES` × their share
                 "set_aside": bool(set_behind[k]),  # holds what a question searching nothing else sets aside: × `SET_ASIDE`
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)

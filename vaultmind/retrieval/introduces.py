@@ -1,0 +1,35 @@
+"""The message that introduces a question's word to its conversation (`introduces`).
+
+News is told the first time a conversation speaks of a thing ("I just adopted a puppy, his name
+is Rex!"); later messages take it as known ("Rex chewed my shoes again", "puppies are the
+best"), and they often hold the question's words as well or better. A message that holds a
+searched word, in the note of its conversation that says the word first, gets
+`INTRODUCES` × the idf-weighted share of the question's searched words it introduces so, × its
+time factor. The note is the conversation's first to say the word (by its earliest dated
+message holding it): a chat's day, an email of a thread; a word the conversation says fewer
+than `INTRODUCED_LEAST` times is introduced by default and counts for none. Not for a question
+asking for the latest time ("when did I last email Dana?": the latest mention is asked for), and
+only for a leaf with a lexical match (`index/leaf_conversations.py` finds the notes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from vaultmind.retrieval.view import MemoryView
+
+INTRODUCES = 0.1
+INTRODUCED_LEAST = 2
+
+
+def introduces(memory: MemoryView, terms: Sequence[str], ids: Sequence[str], matched: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+    """Per leaf of `ids`, `INTRODUCES` × the idf-weighted share of `terms` it introduces to its
+    conversation (module doc); 0 where `matched` (a lexical match) is False."""
+    if not terms or not matched.any():
+        return np.zeros(len(ids))
+    return INTRODUCES * memory.leaves.introductions(terms, ids, INTRODUCED_LEAST) * matched
