@@ -10,7 +10,8 @@
 3. Score each: the signals fused into a base (`signals`; a name weighed by how common it is in
    its conversation, `name_weight`), the length factor, the context a
    strong match lends its neighbours, the time factor and the window's presence (`windows`),
-   "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
+   "who is…?" (`identity`), the message introducing a question's word to its conversation
+   (`introduces`); then the passes over the strongest leaves (`bonuses`,
    `revisions`).
 4. Order: each note's evidence, near-duplicates behind, the first hits spread over notes
    (`ordering`); each hit's `breakdown` explains its score.
