@@ -7,9 +7,12 @@ searched word, in the note of its conversation that says the word first, gets
 `INTRODUCES` × the idf-weighted share of the question's searched words it introduces so, × its
 time factor. The note is the conversation's first to say the word (by its earliest dated
 message holding it): a chat's day, an email of a thread; a word the conversation says fewer
-than `INTRODUCED_LEAST` times is introduced by default and counts for none. Not for a question
-asking for the latest time ("when did I last email Dana?": the latest mention is asked for), and
-only for a leaf with a lexical match (`index/leaf_conversations.py` finds the notes).
+than `INTRODUCED_LEAST` times is introduced by default and counts for none. Only for a leaf
+with a lexical match (`index/leaf_conversations.py` finds the notes), and not for a question
+that asks what stands now or was said last (`asks_of_news`): the latest time ("when did I last
+email Dana?"), a window still ahead, a change ("did the budget change…?": "the budget stays
+at…", said after the plan), or a time or place as it stands ("when is the launch?", which
+revisions move).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
+    from vaultmind.retrieval.reading import Reading
     from vaultmind.retrieval.view import MemoryView
 
 INTRODUCES = 0.1
@@ -33,3 +37,10 @@ def introduces(memory: MemoryView, terms: Sequence[str], ids: Sequence[str], mat
     if not terms or not matched.any():
         return np.zeros(len(ids))
     return INTRODUCES * memory.leaves.introductions(terms, ids, INTRODUCED_LEAST) * matched
+
+
+def asks_of_news(asked: Reading) -> bool:
+    """Whether the first telling of the question's words may answer it: not when it asks what
+    stands now or was said last (module doc)."""
+    current = asked.kind in ("time", "place") and asked.window is None and asked.tense != "past"
+    return not (asked.latest or asked.ahead or asked.kind == "change" or current)

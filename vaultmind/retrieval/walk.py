@@ -51,7 +51,7 @@ from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
-from vaultmind.retrieval.introduces import introduces
+from vaultmind.retrieval.introduces import asks_of_news, introduces
 from vaultmind.retrieval.name_weight import name_weights
 from vaultmind.retrieval.ordering import (
     diversify,
@@ -292,7 +292,7 @@ def walk(
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     # "when did Nate get his turtles?": the day he told of them, not the later days that take them as known
-    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if not asked.latest else np.zeros(len(ids))
+    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if asks_of_news(asked) else np.zeros(len(ids))
     scores += introduced * factors
     set_behind = np.zeros(len(ids), dtype=bool)
     if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
