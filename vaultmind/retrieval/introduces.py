@@ -8,11 +8,18 @@ searched word, in the note of its conversation that says the word first, gets
 time factor. The note is the conversation's first to say the word (by its earliest dated
 message holding it): a chat's day, an email of a thread; a word the conversation says fewer
 than `INTRODUCED_LEAST` times is introduced by default and counts for none. Only for a leaf
-with a lexical match (`index/leaf_conversations.py` finds the notes), and not for a question
-that asks what stands now or was said last (`asks_of_news`): the latest time ("when did I last
-email Dana?"), a window still ahead, a change ("did the budget change…?": "the budget stays
-at…", said after the plan), or a time or place as it stands ("when is the launch?", which
-revisions move).
+with a lexical match (`index/leaf_conversations.py` finds the notes) and, of a question naming
+someone, only for their messages or those naming them (news is told by whose it is: not
+Maria's "I did a 5K charity run" for "when did John run a 5K?").
+
+Only for a question about what happened, or when (`asks_of_news`): not for one that asks what
+stands now or was said last — the latest time ("when did I last email Dana?"), a window still
+ahead, a change ("did the budget change…?": "the budget stays at…", said after the plan), a
+time or place as it stands ("when is the launch?", which revisions move) — nor for one asking
+for a thing of a kind other than a time (a place, a title, a person, a number, a reason:
+`answer_type`): the message naming it answers, wherever it stands, and a conversation often
+speaks of a thing before it names it ("I love that song too!" before "I love Brave by Sara
+Bareilles").
 """
 
 from __future__ import annotations
@@ -40,7 +47,9 @@ def introduces(memory: MemoryView, terms: Sequence[str], ids: Sequence[str], mat
 
 
 def asks_of_news(asked: Reading) -> bool:
-    """Whether the first telling of the question's words may answer it: not when it asks what
-    stands now or was said last (module doc)."""
-    current = asked.kind in ("time", "place") and asked.window is None and asked.tense != "past"
-    return not (asked.latest or asked.ahead or asked.kind == "change" or current)
+    """Whether the first telling of the question's words may answer it: a question about what
+    happened, or when, and not about what stands now or was said last (module doc)."""
+    if asked.kind not in (None, "time"):
+        return False
+    current = asked.kind == "time" and asked.window is None and asked.tense != "past"
+    return not (asked.latest or asked.ahead or current)

@@ -292,7 +292,9 @@ def walk(
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     # "when did Nate get his turtles?": the day he told of them, not the later days that take them as known
-    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if asks_of_news(asked) else np.zeros(len(ids))
+    # (of a question naming someone, only their messages or those naming them: news is told by whose it is)
+    telling_news = (signals[:, LEX] > 0) & ((signals[:, AUTHOR] > 0) | (signals[:, ENTITY] > 0) if asked.named else True)
+    introduced = introduces(memory, asked.content_terms, ids, telling_news) if asks_of_news(asked) else np.zeros(len(ids))
     scores += introduced * factors
     set_behind = np.zeros(len(ids), dtype=bool)
     if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
