@@ -8,9 +8,9 @@ searched word, in the note of its conversation that says the word first, gets
 time factor. The note is the conversation's first to say the word (by its earliest dated
 message holding it): a chat's day, an email of a thread; a word the conversation says fewer
 than `INTRODUCED_LEAST` times is introduced by default and counts for none. Only for a leaf
-with a lexical match (`index/leaf_conversations.py` finds the notes) and, of a question naming
-someone, only for their messages or those naming them (news is told by whose it is: not
-Maria's "I did a 5K charity run" for "when did John run a 5K?").
+with a lexical match (`index/leaf_conversations.py` finds the notes), and taken back from
+another's account of their own life (`other_author`): Maria's "I did a 5K charity run", said
+first, is her news, not John's, for "when did John run a 5K?".
 
 Only for a question about what happened, or when (`asks_of_news`): not for one that asks what
 stands now or was said last — the latest time ("when did I last email Dana?"), a window still

@@ -292,9 +292,7 @@ def walk(
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
     # "when did Nate get his turtles?": the day he told of them, not the later days that take them as known
-    # (of a question naming someone, only their messages or those naming them: news is told by whose it is)
-    telling_news = (signals[:, LEX] > 0) & ((signals[:, AUTHOR] > 0) | (signals[:, ENTITY] > 0) if asked.named else True)
-    introduced = introduces(memory, asked.content_terms, ids, telling_news) if asks_of_news(asked) else np.zeros(len(ids))
+    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if asks_of_news(asked) else np.zeros(len(ids))
     scores += introduced * factors
     set_behind = np.zeros(len(ids), dtype=bool)
     if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
@@ -311,6 +309,10 @@ def walk(
     elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms), past_event=asked.kind == "time" and asked.tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}, names.naming) if asked.named and not asked.speakers else set()
+    for leaf_id in others:  # another's news, of their own life, introduces nothing of whom the question names
+        score, factor = final[leaf_id]
+        final[leaf_id] = (score - float(introduced[at[leaf_id]]) * factor, factor)
+        introduced[at[leaf_id]] = 0.0
     # "where has Maria made friends?": not her "Glad you've got…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
     # "what did Arne say about Wilma's store?": not his "I … track my progress", told of himself
