@@ -25,7 +25,6 @@ import pyarrow.compute as pc
 
 from vaultmind.index.allocator import release_freed_memory
 from vaultmind.index.growing import appended
-from vaultmind.index.leaf_bm25 import LeafBM25
 from vaultmind.index.leaf_columns import (
     EMAIL,
     ENTITY_SECTION,
@@ -35,6 +34,7 @@ from vaultmind.index.leaf_columns import (
     NameCodes,
     ts_array,
 )
+from vaultmind.index.leaf_conversations import LeafConversations
 from vaultmind.index.leaf_rows import LEAF_ROWS_SQL, NOTE_ROWS_SQL
 from vaultmind.index.leaf_snapshot import HeldLeaves, leaves_key, load_leaves, save_leaves
 from vaultmind.index.row_ids import RowIds, id_array
@@ -84,7 +84,7 @@ _ADDED_SCHEMA = pa.schema(
 )  # fmt: skip
 
 
-class ResidentLeaves(LeafBM25):
+class ResidentLeaves(LeafConversations):
     """Every leaf's place, time, length and BM25 postings (k1 = 1.2, b = 0.75), held in memory.
 
     Ranking needs no SQL round trip: lexical scores, timestamps, places and neighbours come
@@ -276,30 +276,6 @@ class ResidentLeaves(LeafBM25):
             note[known], author[known], seq[known] = self._note[live], self._author[live], self._seq[live]
             length[known], ts[known] = self._doc_len[live], self._ts[live]
             return LeafColumns(known, note, seq, author, length, ts, self._notes.names, self._author_names.names)
-
-    def conversations(self, leaf_ids: Sequence[str]) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int64]]:
-        """Per leaf of `leaf_ids`, the code of its conversation — the folder of its note (a chat's
-        days, an email thread's notes) — when it is a live message (a leaf with an author), else -1; and the
-        live messages of each conversation, by code (counted once per change). A folder keeps its
-        code while the process runs, a reload of the leaves included: a walk that reads the
-        conversations of its candidates and then of their neighbours' leaves (`name_weight`)
-        gets codes that agree though a sync reloaded them in between."""
-        with self._held():
-            self._ensure()
-            names = self._notes.names
-            if len(self._note_folders) < len(names):  # notes coded since: their folders
-                more = [self._folder_codes.setdefault(name.rpartition("/")[0], len(self._folder_codes)) for name in names[len(self._note_folders) :]]
-                self._note_folders = np.concatenate((self._note_folders, np.array(more, dtype=np.int32)))
-                self._conversation_sizes = None
-            if self._conversation_sizes is None:
-                messages = self._rows.alive & (self._author >= 0)
-                self._conversation_sizes = np.bincount(self._note_folders[self._note[messages]], minlength=len(self._folder_codes)).astype(np.int64)
-            rows = self._rows.find(leaf_ids)
-            out = np.full(len(rows), -1, dtype=np.int32)
-            message = np.flatnonzero(rows >= 0)
-            message = message[self._author[rows[message]] >= 0]
-            out[message] = self._note_folders[self._note[rows[message]]]
-            return out, self._conversation_sizes
 
     def of_notes(self, paths: Sequence[str]) -> dict[str, list[str]]:
         """The live leaves of each note of `paths` that has any, in place order."""

@@ -10,7 +10,8 @@
 3. Score each: the signals fused into a base (`signals`; a name weighed by how common it is in
    its conversation, `name_weight`), the length factor, the context a
    strong match lends its neighbours, the time factor and the window's presence (`windows`),
-   "who is…?" (`identity`); then the passes over the strongest leaves (`bonuses`,
+   "who is…?" (`identity`), the message introducing a question's word to its conversation
+   (`introduces`); then the passes over the strongest leaves (`bonuses`,
    `revisions`).
 4. Order: each note's evidence, near-duplicates behind, the first hits spread over notes
    (`ordering`); each hit's `breakdown` explains its score.
@@ -50,6 +51,7 @@ from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.entity_leaves import entity_signals
 from vaultmind.retrieval.hits import cite_blocks, envelope, later_chunks, leaf_hits, summary_notes
 from vaultmind.retrieval.identity import identity_bonus, introducing
+from vaultmind.retrieval.introduces import asks_of_news, introduces
 from vaultmind.retrieval.name_weight import name_weights
 from vaultmind.retrieval.ordering import (
     diversify,
@@ -292,6 +294,9 @@ def walk(
     if about is not None:
         informative = INFORMATIVE * np.minimum(1.0, np.nan_to_num(cols.length) / INFORMATIVE_TERMS) * about
         scores += informative
+    # "when did Nate get his turtles?": the day he told of them, not the later days that take them as known
+    introduced = introduces(memory, asked.content_terms, ids, signals[:, LEX] > 0) if asks_of_news(asked) else np.zeros(len(ids))
+    scores += introduced * factors
     set_behind = np.zeros(len(ids), dtype=bool)
     if asked.aside:  # "what did Mei say apart from the garden?": her words, not of the garden
         set_behind[[at[leaf_id] for leaf_id, _ in memory.leaves.search(sorted(asked.aside), CANDIDATES) if leaf_id in at]] = True
@@ -307,6 +312,10 @@ def walk(
     elsewhen = scale_other_occasion(final, {leaf_id: texts[leaf_id] for leaf_id in strongest}, asked.question, frozenset(asked.content_terms), past_event=asked.kind == "time" and asked.tense == "past")
     # "when did John run a 5K?": not Maria's "I ran a 5K charity run"
     others = other_authors(final, at, signals, base * lengths, cols, {leaf_id: texts[leaf_id] for leaf_id in strongest}, names.naming) if asked.named and not asked.speakers else set()
+    for leaf_id in others:  # another's news, of their own life, introduces nothing of whom the question names
+        score, factor = final[leaf_id]
+        final[leaf_id] = (score - float(introduced[at[leaf_id]]) * factor, factor)
+        introduced[at[leaf_id]] = 0.0
     # "where has Maria made friends?": not her "Glad you've got…", written of John's
     listener = scale_to_listener(final, at, signals, {leaf_id: texts[leaf_id] for leaf_id in strongest}, frozenset(asked.content_terms), asks) if len(asked.named) == 1 and not asked.speakers else set()
     # "what did Arne say about Wilma's store?": not his "I … track my progress", told of himself
@@ -401,6 +410,7 @@ def walk(
                 "ungrounded": k in ungrounded,  # its base × `UNGROUNDED`
                 "bare_name": bool(k < len(bare) and bare[k]),  # an entity note's heading alone: × `UNGROUNDED`
                 "informative": round(float(informative[k]), 4),
+                "introduces": round(float(introduced[k]), 4),  # of its conversation's first note to say the question's words: `INTRODUCES` × their share
                 "set_aside": bool(set_behind[k]),  # holds what a question searching nothing else sets aside: × `SET_ASIDE`
                 "identity": round(float(identity[k]), 4),  # of the entity a "who is…?" asks about: its own note
                 "task": round(float(tasked[k]), 4),  # an open task a question asks for: `TASK_WEIGHT` × its place (`retrieval/tasks.py`)
