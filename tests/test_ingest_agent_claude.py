@@ -77,6 +77,23 @@ def test_a_note_named_by_the_first_lines_hash_keeps_its_name(tmp_path: Path, vau
     assert sorted(p.name for p in (vault / "sources/chat/agent").iterdir()) == [f"{before}.md"]
 
 
+def test_a_note_named_by_the_first_lines_hash_is_found_by_its_first_turn_as_read_then(tmp_path: Path, vault: Path) -> None:
+    """Its first turn written with a `<system-reminder>` an agent put in it, which is no longer
+    read as the user's words: the note is still found by that turn, and grows there."""
+    reminder = "<system-reminder>\nThe user opened src/login.py in the IDE.\n</system-reminder>"
+    ask = line("u1", "user", f"Why does test_login fail on CI only?\n\n{reminder}", "10:00:00")
+    opening = summary("Flaky login test")
+    [batch] = parse_agent(transcript(tmp_path, opening, ask, ANSWER))
+    then = tuple(replace(m, text=ask["message"]["content"][0]["text"]) if m.message_id == "u1" else m for m in batch.messages)
+    before = old_name(opening)
+    write_batches(vault, [replace(batch, messages=then, meta=replace(batch.meta, source_id=f"agent:{before}"), note_name=before)])
+    transcript(tmp_path, summary("Fix flaky login test (TZ)"), ask, ANSWER, MORE)
+    grown = ingest_paths("agent", [tmp_path], vault)
+    assert (grown.messages_added, grown.messages_known, grown.warnings) == (1, 2, [])
+    assert grown.written == [f"sources/chat/agent/{before}.md"]
+    assert sorted(p.name for p in (vault / "sources/chat/agent").iterdir()) == [f"{before}.md"]
+
+
 def bare(text: str, role: str = "user") -> dict[str, Any]:
     return {"role": role, "content": text}
 

@@ -85,3 +85,31 @@ def test_a_note_written_with_the_injected_text_is_not_rewritten(tmp_path: Path, 
     write_batches(vault, [replace(batch, messages=then)])
     again = ingest_paths("agent", [path], vault)
     assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+
+
+def test_the_same_tags_among_the_users_words_are_the_users(tmp_path: Path) -> None:
+    """The agent writes its blocks on lines of their own before or after what the user typed; the
+    same tags inside the user's words (a question about a prompt, a transcript pasted) are kept,
+    and so is a prompt that is only an `<INSTRUCTIONS>` block, with no AGENTS.md heading."""
+    asked = [
+        "In my prompt the rules are in <INSTRUCTIONS>be brief</INSTRUCTIONS> but the model ignores them, why?",
+        "why does the log end with <system-reminder>x</system-reminder>",
+        "the transcript has <command-name>/model</command-name> in it, parse that out",
+        "<INSTRUCTIONS>\nAnswer in French.\n</INSTRUCTIONS>",
+        "# AGENTS.md instructions are ignored by codex, why?",
+    ]
+    lines = [cc(f"u{n}", "user", f"{words}\n\n{REMINDER}", f"0{n}:00") for n, words in enumerate(asked)]
+    path = write(tmp_path, f"{SID}.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    [batch] = parse_agent(path)
+    assert [m.text for m in batch.messages] == asked
+
+
+def test_bash_output_on_one_line_is_the_agents(tmp_path: Path) -> None:
+    """Claude Code's `!` command output: `<bash-stdout>…</bash-stdout><bash-stderr>…</bash-stderr>`."""
+    lines = [
+        cc("u1", "user", "<bash-stdout>On branch main</bash-stdout><bash-stderr></bash-stderr>", "00:00"),
+        cc("u2", "user", "commit the fix", "01:00"),
+    ]
+    path = write(tmp_path, f"{SID}.jsonl", "".join(json.dumps(x) + "\n" for x in lines))
+    [batch] = parse_agent(path)
+    assert [m.text for m in batch.messages] == ["commit the fix"]

@@ -18,7 +18,7 @@ from dataclasses import replace
 from vaultmind.ingest.model import SourceBatch
 from vaultmind.ingest.names import note_path, slugify
 from vaultmind.ingest.plan import Plan
-from vaultmind.markdown.render import note_text, to_utc
+from vaultmind.markdown.render import to_utc
 
 _HASH_RE = re.compile(r"[0-9a-f]{8}")
 
@@ -46,14 +46,11 @@ def as_hashed_session(plan: Plan, batch: SourceBatch) -> SourceBatch:
 
 
 def _holds_first(plan: Plan, batch: SourceBatch) -> bool:
-    """Whether `batch`'s note, of its source, holds its first message: same id, time and text."""
+    """Whether `batch`'s note, of its source, holds its first message: same id, time and text
+    (or a text an earlier vaultmind read it as)."""
     note = plan.existing(note_path(batch))
     if note is None or note.source_id != batch.meta.source_id:
         return False
     first = batch.messages[0]
     held = note.messages().get(first.message_id)
-    return (
-        held is not None
-        and to_utc(held.timestamp) == to_utc(first.timestamp)
-        and note_text(held.text) == note_text(first.text)
-    )
+    return held is not None and to_utc(held.timestamp) == to_utc(first.timestamp) and batch.held_as(first, held)

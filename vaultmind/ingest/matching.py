@@ -16,7 +16,7 @@ from vaultmind.ingest.names import batch_folder, batch_folders, in_siblings, not
 from vaultmind.ingest.plan import Group, Plan
 from vaultmind.ingest.reexport import contact_renamed
 from vaultmind.ingest.slack import ALONE_TEAM
-from vaultmind.markdown.render import note_text, to_utc
+from vaultmind.markdown.render import to_utc
 from vaultmind.vault.layout import SOURCES_DIR
 
 
@@ -169,7 +169,7 @@ def as_earlier(plan: Plan, batch: SourceBatch) -> SourceBatch:
     note = plan.existing(note_path(earlier))
     first = batch.messages[0]
     held = note.messages().get(first.message_id) if note is not None and note.source_id == legacy else None
-    return earlier if held is not None and note_text(held.text) == note_text(first.text) else batch
+    return earlier if batch.held_as(first, held) else batch
 
 
 def _filed_under_earlier_id(plan: Plan, batch: SourceBatch, earlier: SourceBatch) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from vaultmind.markdown.render import Message, SourceMeta
+from vaultmind.markdown.render import Message, SourceMeta, note_text
 
 Bucket = Literal["day", "thread", "whole"]
 """How a batch is split into notes: chat by day (of the vault's `[ingest] timezone`), email by
@@ -74,6 +74,17 @@ class SourceBatch:
     # a line chat whose day/month order was inferred (WhatsApp without --date-order): the chat
     # read the other way (`date_orders.keep_held_order`)
     other_order: OtherOrder | None = None
+
+    def held_as(self, message: Message, held: Message | None) -> bool:
+        """Whether `held`, a message a note holds, is `message` as a note says it: its text
+        now or one an earlier vaultmind read it as (`earlier_texts`: the agent's injected
+        context kept in a user's turn, say)."""
+        if held is None:
+            return False
+        said = note_text(held.text)
+        return said == note_text(message.text) or any(
+            message_id == message.message_id and said == note_text(text) for message_id, text in self.earlier_texts
+        )
 
 
 @dataclass(frozen=True, slots=True)
