@@ -16,10 +16,11 @@ wins over it. A note naming two kinds (`People` and `Companies`) types nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
@@ -190,12 +191,35 @@ def entity_note_bodies(display: str) -> tuple[str, ...]:
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
-    """Changes whenever an entity note is added, removed or edited (cheap: one aggregate)."""
-    row = con.execute(
-        f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
-    ).fetchone()
+    """Changes whenever an entity note is added, removed or edited (one aggregate, on one of
+    DuckDB's threads: `_one_thread`)."""
+    with _one_thread(con):
+        row = con.execute(
+            f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
+        ).fetchone()
     assert row is not None
     return f"{row[0]}:{row[1]}"
+
+
+@contextlib.contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB on one thread for the fingerprint's scan of every note's front matter, which a
+    daemon runs twice a save (the sync's preparer, then the write's re-derivation): at 50k
+    notes, with a thread per core (two), each scan lifted the process by 20–27 MiB and kept
+    it (the second thread's buffers), at the top of a save's peak; on one, by 12 MiB and gave
+    it back, in 0.4–0.7 s rather than 0.3–0.4. Its callers hold the index's lock (a sync's
+    preparer, a transaction, `Index.cached`), so no other thread's setting of the threads
+    begins or ends in between (`Index.threads`)."""
+    before = str(con.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
+    if before == "1":
+        yield
+        return
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:  # (not in a transaction the scan's failure aborted: that error is the one to see)
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"SET threads = {int(before)}")
 
 
 def _may_type_sql() -> str:
