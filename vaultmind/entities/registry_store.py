@@ -252,13 +252,38 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 4
 
 
+# per connection (its id) and fuzzy threshold: the registry `load_registry` last gave it
+_LAST: dict[tuple[int, float], Registry] = {}
+
+
+def recent_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90.0) -> Registry:
+    """The registry `load_registry` last gave `con`, without its fingerprint's scan of every
+    note (read when there is none). A commit since may have changed it: only for work checked
+    against the registry in force, as a sync's preparer is (`EntityDeriver.apply` takes its
+    results only where the digests agree). A daemon's save read the fingerprint for the
+    preparer, then again for the write; the write's registry is the next save's preparer's."""
+    with _CACHE_LOCK:
+        last = _LAST.get((id(con), float(fuzzy_threshold)))
+    return last if last is not None else load_registry(con, fuzzy_threshold=fuzzy_threshold)
+
+
+def _remember(con: duckdb.DuckDBPyConnection, fuzzy_threshold: float, registry: Registry) -> Registry:
+    """`registry` as the one `con` read last (`recent_registry`); call under `_CACHE_LOCK`."""
+    key = (id(con), float(fuzzy_threshold))
+    _LAST.pop(key, None)
+    if len(_LAST) >= _CACHE_MAX:
+        _LAST.pop(next(iter(_LAST)))
+    _LAST[key] = registry
+    return registry
+
+
 def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90.0) -> Registry:
     """The registry of the entity notes in the index (cached by their fingerprint)."""
     key = (registry_fingerprint(con), float(fuzzy_threshold))
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
+        if cached is not None:
+            return _remember(con, fuzzy_threshold, cached)
     rows = con.execute(f"SELECT path, title, frontmatter, kind FROM notes WHERE {_REGISTRY_NOTES} ORDER BY path").fetchall()
     notes: list[EntityNote] = []
     typed: list[EntityNote] = []
@@ -278,7 +303,7 @@ def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = registry
-    return registry
+        return _remember(con, fuzzy_threshold, registry)
 
 
 def committed_registry(index: Index, *, fuzzy_threshold: float = 90.0) -> Registry:
