@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,10 +76,10 @@ def test_a_stop_right_after_the_catch_ups_last_step_still_shows_that_step(vault:
         assert deriver is not None and ner_pending(memory.index, deriver) == 40
         pause = memory.yield_to_foreground
 
-        def stop_once_all_is_committed() -> None:  # the stop comes the moment nothing is left
+        def stop_once_all_is_committed(**kwargs: Any) -> None:  # the stop comes the moment nothing is left
             if ner_pending(memory.index, deriver) == 0:
                 memory.stopping.set()
-            pause()
+            pause(**kwargs)
 
         memory.yield_to_foreground = stop_once_all_is_committed  # type: ignore[method-assign]
         report = memory.enrich(lambda phase, done, total: shown.append((phase, done, total)), background=True)  # type: ignore[arg-type]

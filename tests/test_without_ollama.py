@@ -29,3 +29,29 @@ def test_gray_messages_are_decided_by_rules_without_ollama_and_the_queue_is_heal
     assert status["queue"]["health"] == "ok" and status["queue"]["deferred"] == 0, status["queue"]
     code, out, _ = run_main(capsys, "status", "--vault", str(vault))
     assert "health ok" in out and f"{admission['by_rules']} of them decided by rules while the LLM was not reachable" in out
+
+
+def test_the_first_gray_leaf_decided_by_rules_cancels_the_other_gray_leaves_jobs(vault: Path) -> None:
+    """With no Ollama, the first gray leaf's job decides every gray leaf by the rules; each
+    other gray content's job was then still claimed, run and settled for nothing, one
+    transaction after another (after an upgrade at 50k notes, 46,670 of them, three workers
+    beside the daemon's saves for the ten minutes until a reconcile cancelled them). Now the
+    first job cancels them in its own transaction."""
+    from tests.fakes import free_port
+    from vaultmind.memory import Memory
+    from vaultmind.queue.workers import WorkerPool
+
+    from .test_admission import CHAT, MESSAGES, chat_note
+    from .test_queue import llm_config
+
+    chat_note(vault, CHAT, MESSAGES)
+    chat_note(vault, CHAT.replace("2024-03-04", "2024-03-05"), [(who, text.replace("deer", "geese"), "") for who, text, _ in MESSAGES])
+    with Memory.open(llm_config(vault, f"http://127.0.0.1:{free_port()}")) as memory:
+        memory.sync()
+        assert memory.index.query("SELECT status, count(*) FROM jobs GROUP BY ALL") == [("ready", 2)]
+        with WorkerPool(memory.config, memory) as pool:
+            assert pool.drain(timeout_s=20) == 1
+        jobs = memory.index.query("SELECT status, last_error FROM jobs ORDER BY status")
+        assert [status for status, _ in jobs] == ["cancelled", "done"], jobs
+        assert jobs[1][1].endswith("2 gray leaves decided by rules, 1 other job with them"), jobs
+        assert memory.status()["admission"]["gray"] == 0

@@ -41,6 +41,12 @@ log = logging.getLogger(__name__)
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before its next step
+# the NER catch-up's model process (~120 MiB) is stopped once a wait for a pause has lasted this
+# long (`yield_to_foreground`'s `release`); the wait then goes on until saves and requests have
+# paused for `RESUME_QUIET_S`, at most `RESUME_TIMEOUT_S` from its start
+RELEASE_AFTER_S = 5.0
+RESUME_QUIET_S = 10.0
+RESUME_TIMEOUT_S = 300.0
 # while serving: allocations between collections of the youngest generation (Python's default:
 # 700). A walk allocates tens of thousands of short-lived objects; at 100k leaves the collector
 # took 1.0–1.7 ms of each, 0.2–0.5 ms with this and `_freeze_loaded`.
@@ -249,22 +255,40 @@ class Memory:
                 if self._foreground == 0:
                     self._idle.set()
 
-    def yield_to_foreground(self, quiet_s: float = QUIET_S, timeout: float | None = None) -> None:
+    def yield_to_foreground(
+        self, quiet_s: float | None = None, timeout: float | None = None, release: Callable[[], None] | None = None
+    ) -> None:
         """Called by background work between steps: wait while foreground work is pending,
         and until none has happened for `quiet_s` (someone typing in Obsidian saves every
-        second or two: enrichment waits for a pause). Gives up waiting after `timeout`
-        (default `YIELD_TIMEOUT_S`)."""
-        deadline = time.monotonic() + (YIELD_TIMEOUT_S if timeout is None else timeout)
+        second or two: enrichment waits for a pause; default `QUIET_S`). Gives up waiting after
+        `timeout` (default `YIELD_TIMEOUT_S`).
+
+        `release` (the NER catch-up's: stop the model's process) is called once the wait has
+        lasted `RELEASE_AFTER_S`: what background work holds is not kept beside a burst of
+        saves (at 50k notes the model's ~120 MiB came on top of a save's peak). Released, the
+        wait goes on until `RESUME_QUIET_S` without saves or requests (up to `RESUME_TIMEOUT_S`
+        in all), so that the process is started again once after the burst rather than for a
+        batch between two of its saves."""
+        quiet_s = QUIET_S if quiet_s is None else quiet_s
+        start = time.monotonic()
+        deadline = start + (YIELD_TIMEOUT_S if timeout is None else timeout)
         while not self.stopping.is_set():
+            if release is not None and time.monotonic() - start >= RELEASE_AFTER_S:
+                release()
+                release = None
+                quiet_s = max(quiet_s, RESUME_QUIET_S)
+                deadline = max(deadline, start + RESUME_TIMEOUT_S)
             left = deadline - time.monotonic()
             if left <= 0:
                 return
+            if release is not None:  # (woken in time to release)
+                left = min(left, max(0.05, start + RELEASE_AFTER_S - time.monotonic()))
             if not self._idle.wait(min(left, 0.25)):  # (in steps: a stop is seen while a request runs)
                 continue
             quiet_for = time.monotonic() - self._last_foreground
             if quiet_for >= quiet_s:
                 return
-            self.stopping.wait(min(quiet_s - quiet_for, max(0.0, deadline - time.monotonic())))
+            self.stopping.wait(min(quiet_s - quiet_for, max(0.0, left)))
 
     def warm(self) -> None:
         """Load what queries and saves need now rather than on the first query or save
@@ -319,7 +343,8 @@ class Memory:
             recognised = done
             if background:
                 self.serving_pool.trim()  # the step's reads and writes: not needed by the next save
-                self.yield_to_foreground()
+                # a long burst of saves: the model's process not kept beside it
+                self.yield_to_foreground(release=deriver.close if deriver is not None else None)
             if progress is not None:  # after the pause for saves, before a stop ends the pass: its last step is said
                 progress(phase, done, total)
             if background:
@@ -334,7 +359,7 @@ class Memory:
             if background:
                 step("ner", 0, 0)
                 self.prepare_reads()  # what the save that woke the upkeep changed
-            # the model's process stays while texts wait, however long the pauses for saves
+            # the model's process stays through the pauses for saves between steps (a long one stops it)
             with deriver.ner.kept() if deriver is not None else contextlib.nullcontext():
                 recognised = complete_ner(self, progress=step, batch=BACKGROUND_NER_BATCH if background else 256)
             if background:

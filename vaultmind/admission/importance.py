@@ -30,9 +30,10 @@ import pyarrow as pa
 from vaultmind.admission.decide import Decision, Policy, by_rules, resolve_gray
 from vaultmind.index.arrow import execute_with, key_table
 from vaultmind.llm.ollama_chat import LlmBadAnswer, prompt_hash
+from vaultmind.plural import counted
 from vaultmind.queue.failures import JobFailure
 from vaultmind.queue.kinds import JobContext, JobKind
-from vaultmind.queue.store import Job, NewJob
+from vaultmind.queue.store import Job, NewJob, cancel
 from vaultmind.tree.follow import follow_admission
 
 if TYPE_CHECKING:
@@ -314,7 +315,26 @@ def without_llm(ctx: JobContext, job: Job) -> str:
         repair(con, ctx.config)
         decided = decide_by_rules(con, policy, f"{UNREACHABLE} at {ctx.config.ollama_host}: admission by rules")
         follow_admission(con, decided)
-    return f"{UNREACHABLE}: {len(decided)} gray leaves decided by rules"
+        settled = cancel_decided(con, job, ctx.clock())
+    return f"{UNREACHABLE}: {len(decided)} gray leaves decided by rules" + (f", {counted(settled, 'other job')} with them" if settled else "")
+
+
+def cancel_decided(con: duckdb.DuckDBPyConnection, job: Job, now: int) -> int:
+    """Cancel this kind's other ready jobs once no leaf is gray (`without_llm` decided them
+    all): each one's target is gone, as the next reconcile would find. An upgrade's rebuild at
+    50k notes queued 46,670 of them; with no Ollama each was claimed, run (scans of the
+    admission rows) and settled for nothing, three at a time beside the daemon's saves for the
+    ten minutes until that reconcile. Once Ollama answers, `reask` asks about the leaves the
+    rules decided."""
+    if con.execute(f"SELECT 1 FROM admission WHERE {GRAY.format(t='')} LIMIT 1").fetchone() is not None:
+        return 0
+    ids = [
+        int(r[0])
+        for r in con.execute(
+            "SELECT id FROM jobs WHERE kind = ? AND status = 'ready' AND id <> ? ORDER BY id", [KIND, job.id]
+        ).fetchall()
+    ]
+    return cancel(con, ids, "target no longer exists: its gray leaves were decided by the rules", now=now)
 
 
 def ask(ctx: JobContext, text: str) -> dict[str, Any]:

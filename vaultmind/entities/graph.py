@@ -65,7 +65,7 @@ from vaultmind.entities.prep import EntityPrep, Mentions, PreparedNote, mentions
 from vaultmind.entities.query import query_entities, stored_fuzzy_threshold
 from vaultmind.entities.rederive import Steps, clear, committed, rederive, within
 from vaultmind.entities.registry import RULES, Registry
-from vaultmind.entities.registry_store import load_registry
+from vaultmind.entities.registry_store import load_registry, recent_registry
 from vaultmind.entities.settings import EntitySettings
 from vaultmind.entities.tables import (
     META_FUZZY,
@@ -205,10 +205,11 @@ class EntityDeriver:
             self._ready = {}
 
     def preparer(self, con: duckdb.DuckDBPyConnection) -> EntityPrep:
-        """`resolve_text` of each leaf without NER, with the registry committed in `con`; run
-        where notes are parsed. `apply` uses a result when the registry in force has the same
-        digest and NER has nothing for the leaf (the common case of a large first index)."""
-        return EntityPrep(load_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold))
+        """`resolve_text` of each leaf without NER, with the registry `con` last read (the
+        last write's: `recent_registry`); run where notes are parsed. `apply` uses a result
+        when the registry in force has the same digest and NER has nothing for the leaf (the
+        common case of a large first index); a registry changed since costs a re-derivation."""
+        return EntityPrep(recent_registry(con, fuzzy_threshold=self.settings.fuzzy_threshold))
 
     def signature(self) -> str:
         data = {

@@ -16,10 +16,11 @@ wins over it. A note naming two kinds (`People` and `Companies`) types nothing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
@@ -190,12 +191,35 @@ def entity_note_bodies(display: str) -> tuple[str, ...]:
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
-    """Changes whenever an entity note is added, removed or edited (cheap: one aggregate)."""
-    row = con.execute(
-        f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
-    ).fetchone()
+    """Changes whenever an entity note is added, removed or edited (one aggregate, on one of
+    DuckDB's threads: `_one_thread`)."""
+    with _one_thread(con):
+        row = con.execute(
+            f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
+        ).fetchone()
     assert row is not None
     return f"{row[0]}:{row[1]}"
+
+
+@contextlib.contextmanager
+def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """DuckDB on one thread for the fingerprint's scan of every note's front matter, which a
+    daemon runs twice a save (the sync's preparer, then the write's re-derivation): at 50k
+    notes, with a thread per core (two), each scan lifted the process by 20–27 MiB and kept
+    it (the second thread's buffers), at the top of a save's peak; on one, by 12 MiB and gave
+    it back, in 0.4–0.7 s rather than 0.3–0.4. Its callers hold the index's lock (a sync's
+    preparer, a transaction, `Index.cached`), so no other thread's setting of the threads
+    begins or ends in between (`Index.threads`)."""
+    before = str(con.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
+    if before == "1":
+        yield
+        return
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:  # (not in a transaction the scan's failure aborted: that error is the one to see)
+        with contextlib.suppress(duckdb.Error):
+            con.execute(f"SET threads = {int(before)}")
 
 
 def _may_type_sql() -> str:
@@ -228,13 +252,38 @@ _CACHE_LOCK = threading.Lock()
 _CACHE_MAX = 4
 
 
+# per connection (its id) and fuzzy threshold: the registry `load_registry` last gave it
+_LAST: dict[tuple[int, float], Registry] = {}
+
+
+def recent_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90.0) -> Registry:
+    """The registry `load_registry` last gave `con`, without its fingerprint's scan of every
+    note (read when there is none). A commit since may have changed it: only for work checked
+    against the registry in force, as a sync's preparer is (`EntityDeriver.apply` takes its
+    results only where the digests agree). A daemon's save read the fingerprint for the
+    preparer, then again for the write; the write's registry is the next save's preparer's."""
+    with _CACHE_LOCK:
+        last = _LAST.get((id(con), float(fuzzy_threshold)))
+    return last if last is not None else load_registry(con, fuzzy_threshold=fuzzy_threshold)
+
+
+def _remember(con: duckdb.DuckDBPyConnection, fuzzy_threshold: float, registry: Registry) -> Registry:
+    """`registry` as the one `con` read last (`recent_registry`); call under `_CACHE_LOCK`."""
+    key = (id(con), float(fuzzy_threshold))
+    _LAST.pop(key, None)
+    if len(_LAST) >= _CACHE_MAX:
+        _LAST.pop(next(iter(_LAST)))
+    _LAST[key] = registry
+    return registry
+
+
 def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90.0) -> Registry:
     """The registry of the entity notes in the index (cached by their fingerprint)."""
     key = (registry_fingerprint(con), float(fuzzy_threshold))
     with _CACHE_LOCK:
         cached = _CACHE.get(key)
-    if cached is not None:
-        return cached
+        if cached is not None:
+            return _remember(con, fuzzy_threshold, cached)
     rows = con.execute(f"SELECT path, title, frontmatter, kind FROM notes WHERE {_REGISTRY_NOTES} ORDER BY path").fetchall()
     notes: list[EntityNote] = []
     typed: list[EntityNote] = []
@@ -254,7 +303,7 @@ def load_registry(con: duckdb.DuckDBPyConnection, *, fuzzy_threshold: float = 90
         if len(_CACHE) >= _CACHE_MAX:
             _CACHE.pop(next(iter(_CACHE)))
         _CACHE[key] = registry
-    return registry
+        return _remember(con, fuzzy_threshold, registry)
 
 
 def committed_registry(index: Index, *, fuzzy_threshold: float = 90.0) -> Registry:
