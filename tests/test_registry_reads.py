@@ -149,6 +149,9 @@ class _SeesThreads:
             self.seen.append(str(self.con.execute("SELECT current_setting('threads')").fetchone()[0]))  # type: ignore[index]
         return self.con.execute(sql, *args)
 
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        return self.con.cursor()
+
 
 def test_the_fingerprint_scans_on_one_thread_and_gives_the_others_back(vault: Path) -> None:
     """A daemon reads the fingerprint twice a save, a scan of every note's front matter: at 50k
@@ -167,3 +170,20 @@ def test_the_fingerprint_scans_on_one_thread_and_gives_the_others_back(vault: Pa
         assert registry_fingerprint(seeing) == before  # type: ignore[arg-type]
         assert seeing.seen == ["1", "1"]
         assert con.execute("SELECT current_setting('threads')").fetchone() == (2,)
+
+
+def test_a_fingerprint_scan_failing_inside_a_transaction_puts_the_threads_back() -> None:
+    """The scan runs on one DuckDB thread; when it fails inside a transaction (a note's front
+    matter that is no JSON), DuckDB refuses that transaction's every later statement, so the
+    threads are put back through a connection of their own, never left at one for good."""
+    con = duckdb.connect(":memory:")
+    con.execute("CREATE TABLE notes (path VARCHAR, kind VARCHAR, sha256 VARCHAR, title VARCHAR, frontmatter VARCHAR)")
+    con.execute("INSERT INTO notes VALUES ('People/Ann.md', 'user', 'x', 'Ann', '{\"categories\": [\"People\"')")
+    con.execute("SET threads = 2")
+    con.begin()
+    with pytest.raises(duckdb.Error):
+        registry_fingerprint(con)
+    with con.cursor() as other:
+        assert other.execute("SELECT current_setting('threads')").fetchone() == (2,)
+    con.rollback()
+    assert con.execute("SELECT current_setting('threads')").fetchone() == (2,)

@@ -209,17 +209,20 @@ def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     it (the second thread's buffers), at the top of a save's peak; on one, by 12 MiB and gave
     it back, in 0.4–0.7 s rather than 0.3–0.4. Its callers hold the index's lock (a sync's
     preparer, a transaction, `Index.cached`), so no other thread's setting of the threads
-    begins or ends in between (`Index.threads`)."""
-    before = str(con.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
-    if before == "1":
-        yield
-        return
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:  # (not in a transaction the scan's failure aborted: that error is the one to see)
-        with contextlib.suppress(duckdb.Error):
-            con.execute(f"SET threads = {int(before)}")
+    begins or ends in between (`Index.threads`).
+    The setting is the whole database's; it is read, set and put back through a connection of
+    its own, as `Index._setting` does: a scan that fails inside a transaction aborts it, and
+    DuckDB then refuses that transaction's every statement, a `SET` too."""
+    with con.cursor() as own:
+        before = str(own.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
+        if before == "1":
+            yield
+            return
+        own.execute("SET threads = 1")
+        try:
+            yield
+        finally:
+            own.execute(f"SET threads = {int(before)}")
 
 
 def _may_type_sql() -> str:
