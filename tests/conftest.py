@@ -19,7 +19,9 @@ from vaultmind import upkeep as upkeep_module
 from vaultmind.cli.main import main
 from vaultmind.config import Config, load_config
 from vaultmind.daemon import Daemon
+from vaultmind.entities.ner import NerEngine
 from vaultmind.index.store import Index
+from vaultmind.ingest.detect import ingest_paths
 from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval import dense
@@ -309,3 +311,29 @@ def deep_folders() -> Iterator[DeepFolders]:
     deep = DeepFolders()
     yield deep
     deep.remove()
+
+
+@pytest.fixture
+def ner_model() -> str:
+    """The installed spaCy package NER loads; a test needing the real model is skipped without one."""
+    engine = NerEngine()
+    if not engine.available or engine.package is None:
+        pytest.skip(engine.status()["message"])
+    return engine.package
+
+
+def chat_ingested_alike(export: Path, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """`export` ingested into two fresh vaults gives byte-identical notes, and once more into
+    the first adds, writes and warns of nothing; that vault and its files."""
+    a, b = tmp_path / "alike-a", tmp_path / "alike-b"
+    a.mkdir()
+    b.mkdir()
+    ingest_paths("chat", [export], a)
+    ingest_paths("chat", [export], b)
+    assert snapshot_files(a) == snapshot_files(b)
+    before = snapshot_files(a)
+    again = ingest_paths("chat", [export], a)
+    assert (again.messages_added, again.written, again.warnings) == (0, [], [])
+    assert snapshot_files(a) == before
+    return a, before
+

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import chat_ingested_alike, snapshot_files, write
 from vaultmind.ingest.chat_formats import detect_chat_format
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.markdown.note import ParsedNote, parse_note
@@ -70,15 +70,7 @@ def test_signal_export_file_named_directly_is_named_by_its_folder(tmp_path: Path
 
 def test_signal_export_is_deterministic_and_a_newer_export_adds_only_what_is_new(tmp_path: Path) -> None:
     first = _export(tmp_path / "first", ALICE, BOOK_CLUB)
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    ingest_paths("chat", [first], a)
-    ingest_paths("chat", [first], b)
-    assert snapshot_files(a) == snapshot_files(b)
-    before = snapshot_files(a)
-    assert ingest_paths("chat", [first], a).messages_added == 0
-    assert snapshot_files(a) == before
+    a, before = chat_ingested_alike(first, tmp_path)
     # a newer export: Dana reacted to a message since (no new id, no second copy), one message more
     # (signal-export writes the reactions before the attachments)
     reacted = [*ALICE[:2], _line("2024-03-04 09:18:00", "Me", "the menu\n(- Dana: ❤️ -)![IMG_1234.jpg](./media/2024-03-04T09-18-00.000_00_IMG_1234.jpg)  ")]

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import chat_ingested_alike, snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.slack import parse_slack
 from vaultmind.ingest.writer import write_batches
@@ -54,16 +54,7 @@ def test_outside_names_same_notes_twice_and_a_newer_export_adds_only_its_new(tmp
     newer = _export(tmp_path / "new", {**DAYS, "shared-acme/2024-03-05.json": [
         {"type": "message", "user": "U01", "text": "thanks <@U0EXT9>", "ts": "1709629200.000100"},
     ]})
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    ingest_paths("chat", [older], a)
-    ingest_paths("chat", [older], b)
-    assert snapshot_files(a) == snapshot_files(b)
-    before = snapshot_files(a)
-    again = ingest_paths("chat", [older], a)
-    assert (again.messages_added, again.written, again.warnings) == (0, [], [])
-    assert snapshot_files(a) == before
+    a, _ = chat_ingested_alike(older, tmp_path)
     later = ingest_paths("chat", [newer], a)
     assert later.messages_added == 1
     note = (a / later.written[0]).read_text(encoding="utf-8")

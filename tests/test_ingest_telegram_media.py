@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import snapshot_files, write
+from tests.conftest import chat_ingested_alike, snapshot_files, write
 from vaultmind.ingest.detect import ingest_paths
 from vaultmind.ingest.telegram import parse_telegram
 from vaultmind.ingest.writer import write_batches
@@ -53,16 +53,7 @@ def test_a_polls_answers_a_contacts_name_and_number_and_a_locations_point_are_te
 def test_telegram_media_text_same_notes_twice_and_a_newer_export_adds_only_its_new(tmp_path: Path) -> None:
     older = _export(tmp_path / "old", MESSAGES)
     newer = _export(tmp_path / "new", [*MESSAGES, _message(20, text="see you at the Louvre")])
-    a, b = tmp_path / "a", tmp_path / "b"
-    a.mkdir()
-    b.mkdir()
-    ingest_paths("chat", [older], a)
-    ingest_paths("chat", [older], b)
-    assert snapshot_files(a) == snapshot_files(b)
-    before = snapshot_files(a)
-    again = ingest_paths("chat", [older], a)
-    assert (again.messages_added, again.written) == (0, [])
-    assert snapshot_files(a) == before
+    a, _ = chat_ingested_alike(older, tmp_path)
     assert ingest_paths("chat", [newer], a).messages_added == 1
 
 

@@ -31,18 +31,11 @@ TEXTS = [
 ]
 
 
-@pytest.fixture
-def model() -> str:
-    engine = NerEngine()
-    if not engine.available or engine.package is None:
-        pytest.skip(engine.status()["message"])
-    return engine.package
 
-
-def test_the_child_finds_what_the_model_finds_in_process(model: str) -> None:
-    here = NerEngine(model, batch=2)
-    there = NerEngine(model, batch=2)
-    there.isolate(ModelProcess(model, 2, idle_s=30))
+def test_the_child_finds_what_the_model_finds_in_process(ner_model: str) -> None:
+    here = NerEngine(ner_model, batch=2)
+    there = NerEngine(ner_model, batch=2)
+    there.isolate(ModelProcess(ner_model, 2, idle_s=30))
     try:
         assert there.analyze(TEXTS) == here.analyze(TEXTS)
         assert there.analyze(TEXTS[:1]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
@@ -53,7 +46,7 @@ def test_the_child_finds_what_the_model_finds_in_process(model: str) -> None:
 
 
 def test_the_child_imports_this_vaultmind_whatever_the_working_directory(
-    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ner_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`python -m` puts the working directory first on the path: a daemon started next to a
     folder named `vaultmind` (a checkout, a vault) had its NER child import that one."""
@@ -61,7 +54,7 @@ def test_the_child_imports_this_vaultmind_whatever_the_working_directory(
     shadow.mkdir()
     (shadow / "__init__.py").write_text('raise ImportError("the working directory\'s vaultmind")\n')
     monkeypatch.chdir(tmp_path)
-    process = ModelProcess(model, 8, idle_s=30)
+    process = ModelProcess(ner_model, 8, idle_s=30)
     try:
         assert process.analyze(TEXTS[:1]) == [[(0, 13, "PERSON"), (23, 29, "GPE")]]
     finally:
@@ -73,8 +66,8 @@ def test_the_child_imports_this_vaultmind_whatever_the_working_directory(
     assert Path(found.stdout.strip()) == Path(vaultmind.__file__).resolve()
 
 
-def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model: str) -> None:
-    process = ModelProcess(model, 8, idle_s=0.5)
+def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(ner_model: str) -> None:
+    process = ModelProcess(ner_model, 8, idle_s=0.5)
     try:
         first = process.analyze(TEXTS[:1])
         pid = process.pid
@@ -89,8 +82,8 @@ def test_an_idle_child_is_stopped_and_a_new_one_started_on_the_next_texts(model:
         process.stop()
 
 
-def test_a_child_that_dies_is_replaced(model: str) -> None:
-    process = ModelProcess(model, 8, idle_s=30)
+def test_a_child_that_dies_is_replaced(ner_model: str) -> None:
+    process = ModelProcess(ner_model, 8, idle_s=30)
     try:
         first = process.analyze(TEXTS)
         pid = process.pid
@@ -103,8 +96,8 @@ def test_a_child_that_dies_is_replaced(model: str) -> None:
         process.stop()
 
 
-def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(model: str) -> None:
-    engine = NerEngine(model)
+def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(ner_model: str) -> None:
+    engine = NerEngine(ner_model)
     engine.package = "vaultmind_no_such_model"
     engine.isolate(ModelProcess(engine.package, 8, idle_s=30))  # the child resolves this one itself
     try:
@@ -117,10 +110,10 @@ def test_a_model_the_child_cannot_load_turns_ner_off_and_says_why(model: str) ->
 
 
 def test_a_child_that_cannot_start_turns_ner_off_and_says_why(
-    model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ner_model: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    engine = NerEngine(model)
-    engine.isolate(ModelProcess(model, 8, idle_s=30))
+    engine = NerEngine(ner_model)
+    engine.isolate(ModelProcess(ner_model, 8, idle_s=30))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
     try:
         assert engine.analyze(["Angela Merkel spoke in Berlin."]) is None
@@ -130,13 +123,13 @@ def test_a_child_that_cannot_start_turns_ner_off_and_says_why(
         monkeypatch.undo()
         from vaultmind.entities import ner
 
-        ner._LOAD_FAILED.pop(model, None)  # the model itself is fine: later tests use it
+        ner._LOAD_FAILED.pop(ner_model, None)  # the model itself is fine: later tests use it
         engine.close()
 
 
-def test_the_child_speaks_one_json_line_each_way(model: str) -> None:
+def test_the_child_speaks_one_json_line_each_way(ner_model: str) -> None:
     reply = subprocess.run(
-        [sys.executable, "-m", "vaultmind.entities.ner_process", model, "4"],
+        [sys.executable, "-m", "vaultmind.entities.ner_process", ner_model, "4"],
         input=json.dumps(["Angela Merkel spoke in Berlin."]) + "\n",
         capture_output=True,
         text=True,
@@ -146,13 +139,13 @@ def test_the_child_speaks_one_json_line_each_way(model: str) -> None:
     assert json.loads(reply.stdout) == {"spans": [[[0, 13, "PERSON"], [23, 29, "GPE"]]]}
 
 
-def test_ctrl_c_in_the_terminal_leaves_the_child_to_the_daemon(model: str) -> None:
+def test_ctrl_c_in_the_terminal_leaves_the_child_to_the_daemon(ner_model: str) -> None:
     """Ctrl-C reaches the whole process group: the child neither dies of it nor prints a
     traceback; it answers on, and leaves when its stdin closes (as the daemon closes it)."""
     import signal
 
     child = subprocess.Popen(
-        [sys.executable, "-m", "vaultmind.entities.ner_process", model, "4"],
+        [sys.executable, "-m", "vaultmind.entities.ner_process", ner_model, "4"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -170,7 +163,7 @@ def test_ctrl_c_in_the_terminal_leaves_the_child_to_the_daemon(model: str) -> No
     assert child.returncode == 0 and "Traceback" not in err and "KeyboardInterrupt" not in err
 
 
-def test_a_serving_memory_never_loads_spacy_and_gets_its_entities_after_the_save(vault: Path, model: str) -> None:
+def test_a_serving_memory_never_loads_spacy_and_gets_its_entities_after_the_save(vault: Path, ner_model: str) -> None:
     """In a process of its own, so that no earlier test has imported spaCy: a serving `Memory`
     syncs, completes NER (through the child), answers a walk, and spaCy is never imported."""
     script = """
@@ -317,7 +310,7 @@ def _status(vault: Path) -> dict[str, Any] | None:
 @pytest.mark.slow
 @pytest.mark.parametrize("signo", ["SIGTERM", "SIGINT"])
 def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_start_finishes(
-    model: str, tmp_path: Path, signo: str
+    ner_model: str, tmp_path: Path, signo: str
 ) -> None:
     """Stopped (SIGTERM, or Ctrl-C) while the NER process is still loading its model, the
     daemon leaves within seconds: the child is stopped, not waited for. Nothing was
@@ -325,7 +318,7 @@ def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_
     import signal
 
     path = tmp_path / "site"
-    name = _slow_model(path, model)
+    name = _slow_model(path, ner_model)
     (path / name / "hold").touch()
     vault = tmp_path / "v"
     write(vault, "a.md", "# Alpha\n\nAngela Merkel spoke in Berlin.\n")
@@ -375,7 +368,7 @@ def test_a_daemon_stopped_while_its_ner_model_loads_leaves_at_once_and_the_next_
 
 @pytest.mark.slow
 def test_a_ready_daemons_status_counts_what_waits_as_the_rows_say_through_copies_and_clashes(
-    model: str, tmp_path: Path
+    ner_model: str, tmp_path: Path
 ) -> None:
     """The counts of texts waiting for NER and for a vector (computed in parts of the hash
     space) agree with the index's rows, read apart, while a watched edit adds a conflict copy
@@ -383,7 +376,7 @@ def test_a_ready_daemons_status_counts_what_waits_as_the_rows_say_through_copies
     import signal
 
     path = tmp_path / "site"
-    name = _slow_model(path, model)
+    name = _slow_model(path, ner_model)
     (path / name / "hold").touch()  # the model never loads: every text keeps waiting for NER
     vault = tmp_path / "v"
     write_chat(vault, "2024-03-04", [("Ned", "Angela Merkel spoke in Berlin."), ("Ann", "Nice!"), ("Ned", "Yes.")])
@@ -427,8 +420,8 @@ def test_a_ready_daemons_status_counts_what_waits_as_the_rows_say_through_copies
     assert during["embeddings"]["embedded"] == during["leaves"]
 
 
-def test_a_held_child_outlives_its_idle_time_and_leaves_after_the_hold(model: str) -> None:
-    process = ModelProcess(model, 8, idle_s=0.5)
+def test_a_held_child_outlives_its_idle_time_and_leaves_after_the_hold(ner_model: str) -> None:
+    process = ModelProcess(ner_model, 8, idle_s=0.5)
     try:
         with process.hold():
             first = process.analyze(TEXTS[:1])
@@ -443,7 +436,7 @@ def test_a_held_child_outlives_its_idle_time_and_leaves_after_the_hold(model: st
 
 
 def test_a_catch_up_that_pauses_for_saves_keeps_one_model_process(
-    vault: Path, model: str, monkeypatch: pytest.MonkeyPatch
+    vault: Path, ner_model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A daemon's NER catch-up waits for a pause in saves between its batches, up to
     `YIELD_TIMEOUT_S` (a minute) while the user keeps saving; the model's process was stopped

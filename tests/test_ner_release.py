@@ -12,22 +12,13 @@ import pytest
 import vaultmind.memory as memory_module
 from vaultmind.config import load_config
 from vaultmind.entities.backfill import entity_deriver, ner_pending
-from vaultmind.entities.ner import NerEngine
 from vaultmind.memory import Memory
 
 from .conftest import until, write
 
 
-@pytest.fixture
-def model() -> str:
-    engine = NerEngine()
-    if not engine.available or engine.package is None:
-        pytest.skip(engine.status()["message"])
-    return engine.package
-
-
 def test_a_long_burst_of_saves_stops_the_catch_ups_model_process_until_the_burst_is_over(
-    vault: Path, model: str, monkeypatch: pytest.MonkeyPatch
+    vault: Path, ner_model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """At 50k notes the model's process (~120 MiB) stayed beside a burst of saves for its whole
     length, the catch-up holding it while it waited for a pause: the daemon's peak was a save's
