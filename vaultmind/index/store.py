@@ -86,6 +86,7 @@ class Index(Reconnecting):
         self._tables: frozenset[str] | None = None
         self._views: dict[str, tuple[int, Any]] = {}  # `cached`: name → (generation, value)
         self._bulk = False  # inside `bulk`: every transaction is part of its one
+        self._writing = False  # inside `transaction`'s own one: a failed statement aborts it
         self.replaced = 0  # files moved aside since the open, invalidated or damaged (`_replace`)
         self._handled: list[BaseException] = []  # the errors that made `_replace` run, for nested guards
         self._sizes: dict[str, int] | None = None  # tables' rows after the last commit (`_table_sizes`)
@@ -162,13 +163,16 @@ class Index(Reconnecting):
                 return
             sizes = self._sizes if self._sizes is not None else self._table_sizes()
             self.con.execute("BEGIN TRANSACTION")
+            self._writing = True
             try:
                 yield self.con
             except BaseException as exc:
+                self._writing = False
                 if not invalidated(exc):  # an invalidated database rolls back nothing more
                     roll_back(self.con)
                 raise
             else:
+                self._writing = False
                 self.con.execute("COMMIT")
                 self._changed(ner_step=ner_step)
                 self._checkpoint_row_groups(sizes)
@@ -403,7 +407,10 @@ class Index(Reconnecting):
         the pool only by spilling them to disk, leaving the read no room; the read ran out of
         memory, and then so did putting the limit back — every later statement, the closing
         checkpoint included, failed under the small pool. Holds the lock throughout: no write
-        runs under a small pool."""
+        runs under a small pool. Inside a transaction (a save's, a bulk load's) the error is
+        raised as it is, not retried: it aborted the transaction, and every retry would fail
+        with DuckDB's "Current transaction is aborted" instead, which the save's own retry on
+        running out of memory (`Applier._apply`) does not know."""
         with self.lock, self.replaced_when_broken():
             held = self.duckdb_memory()
             above = sum(held.values()) + SMALL_POOL_HEADROOM
@@ -416,8 +423,8 @@ class Index(Reconnecting):
                     with self.threads(1), self.memory_limit(pool) if pool else nullcontext():
                         return read()
                 except (duckdb.Error, OSError) as exc:  # (a read streaming its rows: OSError, `out_of_memory`)
-                    if pool is None or not out_of_memory(exc):
-                        raise
+                    if pool is None or not out_of_memory(exc) or self._writing or self._bulk:
+                        raise  # (in a transaction the error aborted it: the caller's to retry, as `Applier._apply`)
                     log.info("a read ran out of memory under a pool of %s (%s); trying a larger one", pool, exc)
             raise AssertionError("unreachable: the last pool returns or raises")
 
