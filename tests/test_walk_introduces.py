@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.introduces import INTRODUCES
 
-from .conftest import write_chat
+from .conftest import write, write_chat
 
 MEL, LUCI = "Melissa Ortiz", "Lucinda Lind"
 SMALL = ("the weather is lovely", "the train was late", "I read a good book", "the garden looks green", "work was busy", "the cat slept")
@@ -57,3 +58,18 @@ def test_a_word_said_once_introduces_nothing_and_last_asks_for_the_latest(vault:
     assert shoes["breakdown"]["introduces"] == 0, shoes["breakdown"]
     assert 0 < told["breakdown"]["introduces"] < INTRODUCES, told["breakdown"]  # "rex" alone of the question's words
     assert last and all(h["breakdown"]["introduces"] == 0 for h in last), [(h["content"], h["breakdown"]["introduces"]) for h in last]
+
+
+def test_of_an_email_thread_the_email_that_tells_it_alone(vault: Path) -> None:
+    """An email thread is one note: the email that first says "kayak" introduces it, not the
+    later replies of the same note that take the kayak as known."""
+    meta = SourceMeta(kind="email", source_id="mbox:inbox", scope="mail/inbox", title="Weekend")
+    told = "We bought a kayak yesterday, a red one from the shop by the lake!"
+    texts = ("Greetings, how was your week?", told, "Nice. Is the kayak heavy?", "The kayak is light, we carry it alone.")
+    mails = [Message(f"<m{i}@x>", (LUCI, MEL)[i % 2], f"2024-05-0{i + 1}T12:00:00Z", text, subject="Weekend") for i, text in enumerate(texts)]
+    write(vault, "sources/email/inbox/weekend/2024-05-01-weekend.md", render_source_note(meta, mails))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When did Melissa buy the kayak?")["hits"]
+    raised = {h["content"]: h["breakdown"]["introduces"] for h in hits if "kayak" in h["content"]}
+    assert raised[told] > 0 and all(raised[text] == 0 for text in texts[2:]), raised
