@@ -73,3 +73,26 @@ def test_of_an_email_thread_the_email_that_tells_it_alone(vault: Path) -> None:
         hits = memory.walk("When did Melissa buy the kayak?")["hits"]
     raised = {h["content"]: h["breakdown"]["introduces"] for h in hits if "kayak" in h["content"]}
     assert raised[told] > 0 and all(raised[text] == 0 for text in texts[2:]), raised
+
+
+def test_two_notes_first_at_the_same_moment_both_introduce_whatever_the_sync_order(vault: Path) -> None:
+    """Two notes of one chat whose messages share their time and place (a day exported in two
+    parts) both say "puppy" first: both introduce it, as they did before either was edited —
+    not the one the index happened to hold first."""
+    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title="chat 2024-05-02")
+    adopted, neighbours = "We adopted a puppy today, his name is Rex!", "The neighbours got a puppy as well, a tiny one."
+
+    def part(name: str, text: str) -> None:
+        write(vault, f"sources/chat/two/{name}.md", render_source_note(meta, [Message(f"{name}-0", MEL, "2024-05-02T10:00:00Z", text)]))
+
+    write_chat(vault, "2024-05-06", [(LUCI, "Walking the puppy every morning now."), (MEL, "Nice!")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.serve()
+        raised = []
+        for name, text in (("2024-05-02 b", neighbours), ("2024-05-02 a", adopted), ("2024-05-02 b", neighbours + " So cute.")):
+            part(name, text)
+            memory.sync()
+            hits = memory.walk("Which puppy did Melissa get?")["hits"]
+            raised.append(sorted((h["content"][:20], h["breakdown"]["introduces"]) for h in hits if h["content"].startswith(("We adopted", "The neighbours"))))
+    assert [len(told) for told in raised] == [1, 2, 2] and all(share > 0 for told in raised for _, share in told), raised
+    assert raised[1] == raised[2] and raised[1][0][1] == raised[1][1][1], raised

@@ -70,13 +70,18 @@ class LeafConversations(LeafBM25):
 
     def _first_messages(self, rows: npt.NDArray[np.int32], least: int) -> npt.NDArray[np.int32]:
         """Of the dated messages `rows` holding a word, per conversation with at least `least` of
-        them, the earliest (by time, then place in its note)."""
+        them, the earliest (by time, then place in its note) — all of those tied at it (two notes
+        of a folder whose first messages share their time and place): which row came first in the
+        index depends on the order the notes were synced, and would pick one of them by chance."""
         conversation = self._note_folders[self._note[rows]]
-        order = np.lexsort((self._seq[rows], self._ts[rows].astype(np.int64), conversation))
-        rows, conversation = rows[order], conversation[order]
+        ts, seq = self._ts[rows].astype(np.int64), self._seq[rows]
+        order = np.lexsort((seq, ts, conversation))
+        rows, conversation, ts, seq = rows[order], conversation[order], ts[order], seq[order]
         starts = np.flatnonzero(np.r_[True, conversation[1:] != conversation[:-1]])
         counts = np.diff(np.r_[starts, len(rows)])
-        return np.asarray(rows[starts[counts >= least]], dtype=np.int32)
+        start = np.repeat(starts, counts)  # per row, the first row of its conversation
+        first = (ts == ts[start]) & (seq == seq[start]) & np.repeat(counts >= least, counts)
+        return np.asarray(rows[first], dtype=np.int32)
 
     def _code_folders(self) -> None:
         """The folder codes of the notes coded since the last call (the leaves held)."""
