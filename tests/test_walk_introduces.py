@@ -7,10 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from vaultmind.config import load_config
+from vaultmind.markdown.render import Message, SourceMeta, render_source_note
 from vaultmind.memory import Memory
 from vaultmind.retrieval.introduces import INTRODUCES
 
-from .conftest import write_chat
+from .conftest import write, write_chat
 
 MEL, LUCI = "Melissa Ortiz", "Lucinda Lind"
 SMALL = ("the weather is lovely", "the train was late", "I read a good book", "the garden looks green", "work was busy", "the cat slept")
@@ -57,3 +58,41 @@ def test_a_word_said_once_introduces_nothing_and_last_asks_for_the_latest(vault:
     assert shoes["breakdown"]["introduces"] == 0, shoes["breakdown"]
     assert 0 < told["breakdown"]["introduces"] < INTRODUCES, told["breakdown"]  # "rex" alone of the question's words
     assert last and all(h["breakdown"]["introduces"] == 0 for h in last), [(h["content"], h["breakdown"]["introduces"]) for h in last]
+
+
+def test_of_an_email_thread_the_email_that_tells_it_alone(vault: Path) -> None:
+    """An email thread is one note: the email that first says "kayak" introduces it, not the
+    later replies of the same note that take the kayak as known."""
+    meta = SourceMeta(kind="email", source_id="mbox:inbox", scope="mail/inbox", title="Weekend")
+    told = "We bought a kayak yesterday, a red one from the shop by the lake!"
+    texts = ("Greetings, how was your week?", told, "Nice. Is the kayak heavy?", "The kayak is light, we carry it alone.")
+    mails = [Message(f"<m{i}@x>", (LUCI, MEL)[i % 2], f"2024-05-0{i + 1}T12:00:00Z", text, subject="Weekend") for i, text in enumerate(texts)]
+    write(vault, "sources/email/inbox/weekend/2024-05-01-weekend.md", render_source_note(meta, mails))
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.sync()
+        hits = memory.walk("When did Melissa buy the kayak?")["hits"]
+    raised = {h["content"]: h["breakdown"]["introduces"] for h in hits if "kayak" in h["content"]}
+    assert raised[told] > 0 and all(raised[text] == 0 for text in texts[2:]), raised
+
+
+def test_two_notes_first_at_the_same_moment_both_introduce_whatever_the_sync_order(vault: Path) -> None:
+    """Two notes of one chat whose messages share their time and place (a day exported in two
+    parts) both say "puppy" first: both introduce it, as they did before either was edited —
+    not the one the index happened to hold first."""
+    meta = SourceMeta(kind="chat", source_id="chat:two", scope="chat/two", title="chat 2024-05-02")
+    adopted, neighbours = "We adopted a puppy today, his name is Rex!", "The neighbours got a puppy as well, a tiny one."
+
+    def part(name: str, text: str) -> None:
+        write(vault, f"sources/chat/two/{name}.md", render_source_note(meta, [Message(f"{name}-0", MEL, "2024-05-02T10:00:00Z", text)]))
+
+    write_chat(vault, "2024-05-06", [(LUCI, "Walking the puppy every morning now."), (MEL, "Nice!")])
+    with Memory.open(load_config(vault, embed_provider="none")) as memory:
+        memory.serve()
+        raised = []
+        for name, text in (("2024-05-02 b", neighbours), ("2024-05-02 a", adopted), ("2024-05-02 b", neighbours + " So cute.")):
+            part(name, text)
+            memory.sync()
+            hits = memory.walk("Which puppy did Melissa get?")["hits"]
+            raised.append(sorted((h["content"][:20], h["breakdown"]["introduces"]) for h in hits if h["content"].startswith(("We adopted", "The neighbours"))))
+    assert [len(told) for told in raised] == [1, 2, 2] and all(share > 0 for told in raised for _, share in told), raised
+    assert raised[1] == raised[2] and raised[1][0][1] == raised[1][1][1], raised

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from vaultmind.index.leaf_bm25 import LeafBM25
+from vaultmind.index.leaf_columns import EMAIL
 
 
 class LeafConversations(LeafBM25):
@@ -38,10 +39,11 @@ class LeafConversations(LeafBM25):
 
     def introductions(self, query_terms: Sequence[str], leaf_ids: Sequence[str], least: int) -> npt.NDArray[np.float64]:
         """Per leaf of `leaf_ids`, the idf-weighted share of `query_terms` it introduces: it is a
-        message that holds the term, in the note of its conversation that says the term first (the
-        note of the earliest dated message holding it, by time, then place), where the
-        conversation has at least `least` messages holding it (a word said once is first by
-        default). 0 for any other leaf (`retrieval/introduces.py`)."""
+        message that holds the term, in the part of its conversation that says the term first —
+        the chat day (the note) of the earliest dated message holding it, by time, then place; of
+        an email thread, that email alone, as a thread is one note — where the conversation has
+        at least `least` messages holding it (a word said once is first by default). 0 for any
+        other leaf (`retrieval/introduces.py`)."""
         with self._held():
             self._ensure()
             self._code_folders()
@@ -61,18 +63,25 @@ class LeafConversations(LeafBM25):
                 total += weight
                 holds = known & np.isin(found, rows)
                 if holds.any():
-                    share[holds & np.isin(notes, self._first_notes(rows, least))] += weight
+                    first = self._first_messages(rows, least)
+                    days = self._note[first[self._kind[first] != EMAIL]]
+                    share[holds & (np.isin(found, first) | np.isin(notes, days))] += weight
             return share / total if total > 0 else share
 
-    def _first_notes(self, rows: npt.NDArray[np.int32], least: int) -> npt.NDArray[np.int32]:
+    def _first_messages(self, rows: npt.NDArray[np.int32], least: int) -> npt.NDArray[np.int32]:
         """Of the dated messages `rows` holding a word, per conversation with at least `least` of
-        them, the note of the earliest (by time, then place in its note)."""
+        them, the earliest (by time, then place in its note) — all of those tied at it (two notes
+        of a folder whose first messages share their time and place): which row came first in the
+        index depends on the order the notes were synced, and would pick one of them by chance."""
         conversation = self._note_folders[self._note[rows]]
-        order = np.lexsort((self._seq[rows], self._ts[rows].astype(np.int64), conversation))
-        rows, conversation = rows[order], conversation[order]
+        ts, seq = self._ts[rows].astype(np.int64), self._seq[rows]
+        order = np.lexsort((seq, ts, conversation))
+        rows, conversation, ts, seq = rows[order], conversation[order], ts[order], seq[order]
         starts = np.flatnonzero(np.r_[True, conversation[1:] != conversation[:-1]])
         counts = np.diff(np.r_[starts, len(rows)])
-        return np.asarray(self._note[rows[starts[counts >= least]]], dtype=np.int32)
+        start = np.repeat(starts, counts)  # per row, the first row of its conversation
+        first = (ts == ts[start]) & (seq == seq[start]) & np.repeat(counts >= least, counts)
+        return np.asarray(rows[first], dtype=np.int32)
 
     def _code_folders(self) -> None:
         """The folder codes of the notes coded since the last call (the leaves held)."""

@@ -3,10 +3,11 @@
 News is told the first time a conversation speaks of a thing ("I just adopted a puppy, his name
 is Rex!"); later messages take it as known ("Rex chewed my shoes again", "puppies are the
 best"), and they often hold the question's words as well or better. A message that holds a
-searched word, in the note of its conversation that says the word first, gets
+searched word, in the part of its conversation that says the word first, gets
 `INTRODUCES` × the idf-weighted share of the question's searched words it introduces so, × its
-time factor. The note is the conversation's first to say the word (by its earliest dated
-message holding it): a chat's day, an email of a thread; a word the conversation says fewer
+time factor. The part is the conversation's first to say the word (by its earliest dated
+message holding it): a chat's day (its note), an email of a thread (a thread is one note: the
+email alone, not the replies after it); a word the conversation says fewer
 than `INTRODUCED_LEAST` times is introduced by default and counts for none. Only for a leaf
 with a lexical match (`index/leaf_conversations.py` finds the notes), and taken back from
 another's account of their own life (`other_author`): Maria's "I did a 5K charity run", said
