@@ -409,11 +409,11 @@ class Memory:
             not_indexed,
             refuse_oversized,
             refuse_taken_id,
-            written_version,
         )
         from vaultmind.ingest.model import DocumentInput
         from vaultmind.ingest.writer import write_documents
         from vaultmind.markdown.render import iso_utc
+        from vaultmind.retrieval.hits import written_version
 
         now = iso_utc(datetime.now(UTC).replace(microsecond=0))
         doc = DocumentInput(source_id, AGENT_SCOPE, title.strip(), body, modified=now, source_ref=source_ref, id_given=True)

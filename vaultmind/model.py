@@ -12,6 +12,10 @@ from typing import Any, Literal
 NoteKind = Literal["source", "summary", "entity", "user"]
 """What a note is, decided by where it lives (see `vault.layout.note_kind`)."""
 
+USER_TREE_PREFIX = "notes:"  # the tree of a top folder of the user's own notes: `notes:<folder>`
+ROOT_USER_TREE = "notes:/"  # … of the notes at the vault's root
+ENTITY_TREE = "entities"  # the tree an entity hit names (no source note has it)
+
 LeafKind = Literal["message", "section"]
 """`message`: one chat/email message of a source note. `section`: a token-budget chunk."""
 

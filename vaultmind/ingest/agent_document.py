@@ -6,19 +6,17 @@ with its reason, never as a source that does not exist."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from vaultmind.errors import NotFound, UsageError, VaultmindError
+from vaultmind.errors import UsageError, VaultmindError
 from vaultmind.ingest.document import MAX_DOCUMENT_BYTES
 from vaultmind.ingest.documents_plan import document_note_bytes
 from vaultmind.ingest.model import DocumentInput, kept_edits_said
 from vaultmind.ingest.parts import megabytes
-from vaultmind.model import SyncStats
-from vaultmind.tree.note import ENTITY_TREE, USER_TREE_PREFIX
+from vaultmind.model import ENTITY_TREE, USER_TREE_PREFIX, SyncStats
 
 if TYPE_CHECKING:
     from vaultmind.index.store import Index
-    from vaultmind.retrieval.view import MemoryView
 
 AGENT_SCOPE = "agent"  # the scope of `ingest_document`'s notes: sources/document/agent/
 _SPLIT = "split it into parts, each with its own source_id"
@@ -107,18 +105,6 @@ def _agent_notes(index: Index, source_id: str) -> list[str]:
     )
     return [str(row[0]) for row in rows]
 
-
-def written_version(memory: MemoryView, note: str, *, limit: int) -> dict[str, Any]:
-    """The leaves of `note` alone, in its order, as every mode answers (`{hits, total,
-    truncated}`): the version just written beside a note the user edited, whose leaves the
-    source's (`query_source`) list first. NotFound when the note holds none."""
-    from vaultmind.retrieval.hits import envelope, leaf_hits
-
-    rows = memory.index.query("SELECT id FROM leaves WHERE note_path = ? ORDER BY seq", [note]) if note else []
-    if not rows:
-        raise NotFound(f"{note or 'no note'} holds no leaf")
-    hits = leaf_hits(memory, [(str(row[0]), 0.0, {"order": "time"}) for row in rows[:limit]])
-    return envelope(hits, len(rows))
 
 
 def kept_edits_warnings(index: Index, source_id: str, note: str) -> list[str]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from vaultmind.errors import NotFound
 from vaultmind.index.lexical import terms
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_table
@@ -380,3 +381,13 @@ def _entities_of(memory: MemoryView, leaf_ids: Sequence[str]) -> dict[str, list[
     if not leaf_ids or not has_table(memory.index, "occurrences"):
         return {}
     return memory.entity_graph().entities_of(leaf_ids)
+
+def written_version(memory: MemoryView, note: str, *, limit: int) -> dict[str, Any]:
+    """The leaves of `note` alone, in its order, as every mode answers (`{hits, total,
+    truncated}`): the version just written beside a note the user edited, whose leaves the
+    source's (`query_source`) list first. NotFound when the note holds none."""
+    rows = memory.index.query("SELECT id FROM leaves WHERE note_path = ? ORDER BY seq", [note]) if note else []
+    if not rows:
+        raise NotFound(f"{note or 'no note'} holds no leaf")
+    hits = leaf_hits(memory, [(str(row[0]), 0.0, {"order": "time"}) for row in rows[:limit]])
+    return envelope(hits, len(rows))

@@ -31,11 +31,11 @@ from vaultmind.entities.ids import canonical_kind
 from vaultmind.errors import NotFound, UsageError
 from vaultmind.index.lexical import terms
 from vaultmind.index.tables import has_table
+from vaultmind.model import ENTITY_TREE, USER_TREE_PREFIX
 from vaultmind.retrieval.dense import noticed, question_vector
 from vaultmind.retrieval.hits import RetrievalHit, envelope, fold_chunks, leaf_hits
 from vaultmind.retrieval.node_ids import resolve_node_id
 from vaultmind.retrieval.search import fuse
-from vaultmind.tree.note import ENTITY_TREE, USER_TREE_PREFIX
 from vaultmind.vault.layout import obsidian_link, wikilink
 
 if TYPE_CHECKING:

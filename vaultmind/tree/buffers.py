@@ -24,8 +24,9 @@ from typing import Any
 
 from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
+from vaultmind.model import ROOT_USER_TREE, USER_TREE_PREFIX
 from vaultmind.tree.deriver import SUMMARY_TEXT_SHA
-from vaultmind.tree.note import ROOT_USER_TREE, UNLINKABLE_PATH, USER_TREE_PREFIX, one_copy_sql
+from vaultmind.tree.note import UNLINKABLE_PATH, one_copy_sql
 from vaultmind.tree.settings import MAX_LEVEL, TreeSettings
 
 QUOTE_ONLY_KEYS = ("quote-only", "quote_only", "vaultmind_quote_only")

@@ -20,10 +20,10 @@ from vaultmind.index.store import Index
 from vaultmind.index.tables import has_columns, has_table
 from vaultmind.markdown.frontmatter import split_frontmatter
 from vaultmind.markdown.render import unescape_markup
+from vaultmind.model import USER_TREE_PREFIX
 from vaultmind.tree.buffers import BufferItem
 from vaultmind.tree.names import mentions
 from vaultmind.tree.note import (
-    USER_TREE_PREFIX,
     entity_link,
     is_mailbox,
     iso_z,

@@ -37,12 +37,10 @@ from vaultmind.entities.ids import canonical_id
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.render import note_text, render_note
 from vaultmind.markdown.yaml_out import Quoted
+from vaultmind.model import ROOT_USER_TREE, USER_TREE_PREFIX
 from vaultmind.vault.layout import NOTE_SUFFIX, SUMMARIES_DIR, ascii_letters
 
-USER_TREE_PREFIX = "notes:"
 MAILBOX_KIND = "email"  # a mailbox's tree id: `email:<account>`, its threads' notes titled by their subjects
-ROOT_USER_TREE = "notes:/"
-ENTITY_TREE = "entities"  # the tree an entity hit names (no source note has it)
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _OTHER_SCRIPT_RE = re.compile(r"[^\W_a-z0-9]")  # a letter or digit that is not ASCII: a slug leaves it out
