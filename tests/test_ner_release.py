@@ -26,6 +26,7 @@ def model() -> str:
     return engine.package
 
 
+@pytest.mark.slow
 def test_a_long_burst_of_saves_stops_the_catch_ups_model_process_until_the_burst_is_over(
     vault: Path, model: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
