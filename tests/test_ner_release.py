@@ -32,10 +32,10 @@ def test_a_long_burst_of_saves_stops_the_catch_ups_model_process_until_the_burst
 ) -> None:
     """At 50k notes the model's process (~120 MiB) stayed beside a burst of saves for its whole
     length, the catch-up holding it while it waited for a pause: the daemon's peak was a save's
-    and the process's together. Now saves that keep coming `RELEASE_AFTER_S` after the first
-    of a wait ended stop the process, and saves
-    a little apart (pauses longer than `QUIET_S`, shorter than `RESUME_QUIET_S`) do not start
-    it again for a batch between two of them; it comes back once they stop."""
+    and the process's together. Now a wait past `RELEASE_AFTER_S` through a burst of saves
+    stops the process, and saves a little apart (pauses longer than `QUIET_S`, shorter than
+    `RESUME_QUIET_S`) do not start it again for a batch between two of them; it comes back
+    once they stop."""
     monkeypatch.setattr(memory_module, "BACKGROUND_NER_BATCH", 1)
     monkeypatch.setattr(memory_module, "QUIET_S", raising=False, value=0.2)
     monkeypatch.setattr(memory_module, "RELEASE_AFTER_S", raising=False, value=0.5)
@@ -53,8 +53,9 @@ def test_a_long_burst_of_saves_stops_the_catch_ups_model_process_until_the_burst
 
         def saves() -> None:
             """A save held from the first batch's end for 2 s, then 1 s of saves closer than
-            `QUIET_S` (a burst: the release comes `RELEASE_AFTER_S` after the long save ended),
-            then 3 s of saves 0.5 s apart, the model's process looked at all along these."""
+            `QUIET_S` (a burst: the wait, begun beside the long save, lets the process go at
+            the first of them), then 3 s of saves 0.5 s apart, the model's process looked at
+            all along these."""
             with m.foreground():
                 saving.set()
                 end = time.monotonic() + 2.0
@@ -96,11 +97,12 @@ def test_a_long_burst_of_saves_stops_the_catch_ups_model_process_until_the_burst
 
 
 def test_one_long_save_keeps_the_catch_ups_model_process_and_a_burst_lets_it_go(vault: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The release counted from the start of the wait: one save longer than `RELEASE_AFTER_S`
-    (at 50k notes on a busy host a save takes 3–8 s), with nothing after it, stopped the
-    model's process, and the catch-up then waited `RESUME_QUIET_S` rather than `QUIET_S`
-    and loaded the model again, around each such save. It is counted from the end of the
-    first save now: saves that keep coming let it go, one long save does not."""
+    """The release came once a wait had lasted `RELEASE_AFTER_S`, whatever kept it waiting:
+    one save longer than that (at 50k notes on a busy host a save takes 3–8 s), with nothing
+    after it, stopped the model's process, and the catch-up then waited `RESUME_QUIET_S`
+    rather than `QUIET_S` and loaded the model again, around each such save. Now it takes a
+    burst (another save begun during the wait): saves that keep coming let it go, one long
+    save does not."""
     monkeypatch.setattr(memory_module, "QUIET_S", 0.2)
     monkeypatch.setattr(memory_module, "RELEASE_AFTER_S", 0.5)
     monkeypatch.setattr(memory_module, "RESUME_QUIET_S", 1.0)

@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requests
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before its next step
-# the NER catch-up's model process (~120 MiB) is stopped once saves or requests have kept coming
-# this long after the first of a wait's ended (`yield_to_foreground`'s `release`); the wait then
-# goes on until they have paused for `RESUME_QUIET_S`, at most `RESUME_TIMEOUT_S` from its start
+# the NER catch-up's model process (~120 MiB) is stopped once a wait for a pause has lasted this
+# long through a burst of saves (`yield_to_foreground`'s `release`); the wait then goes on until
+# saves and requests have paused for `RESUME_QUIET_S`, at most `RESUME_TIMEOUT_S` from its start
 RELEASE_AFTER_S = 5.0
 RESUME_QUIET_S = 10.0
 RESUME_TIMEOUT_S = 300.0
@@ -83,6 +83,7 @@ class Memory:
         self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
         self.seal_lock = threading.Lock()  # one seal pass (`tree.view.maintain`) at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
+        self._foreground_begun = 0  # how many such have begun so far (a burst: `yield_to_foreground`)
         self._foreground_lock = threading.Lock()
         self._status_answers: SharedAnswers[dict[str, Any]] = SharedAnswers()  # one `status` at a time, shared
         self._last_status: dict[str, Any] | None = None  # what a status says during a compaction (`while_compacting`)
@@ -245,6 +246,7 @@ class Memory:
         at its next step until it is done (`yield_to_foreground`)."""
         with self._foreground_lock:
             self._foreground += 1
+            self._foreground_begun += 1
             self._idle.clear()
         try:
             yield
@@ -263,21 +265,21 @@ class Memory:
         second or two: enrichment waits for a pause; default `QUIET_S`). Gives up waiting after
         `timeout` (default `YIELD_TIMEOUT_S`).
 
-        `release` (the NER catch-up's: stop the model's process) is called once saves or
-        requests have kept coming for `RELEASE_AFTER_S` after the first of them ended: what
-        background work holds is not kept beside a burst of saves (at 50k notes the model's
-        ~120 MiB came on top of a save's peak). One long save alone releases nothing (at 50k
-        notes on a busy host a save takes 3–8 s: the process would be stopped during each such
-        save and loaded again after it). Released, the wait goes on until `RESUME_QUIET_S`
-        without saves or requests (up to `RESUME_TIMEOUT_S` from its start), so that the
-        process is started again once after the burst rather than for a batch between two of
-        its saves."""
+        `release` (the NER catch-up's: stop the model's process) is called once the wait has
+        lasted `RELEASE_AFTER_S` through a burst of saves or requests (another one began since
+        the wait did): what background work holds is not kept beside a burst of saves (at 50k
+        notes the model's ~120 MiB came on top of a save's peak). One long save alone releases
+        nothing (at 50k notes on a busy host a save takes 3–8 s: the process would be stopped
+        during each such save and loaded again after it). Released, the wait goes on until
+        `RESUME_QUIET_S` without saves or requests (up to `RESUME_TIMEOUT_S` from its start),
+        so that the process is started again once after the burst rather than for a batch
+        between two of its saves."""
         quiet_s = QUIET_S if quiet_s is None else quiet_s
         start = time.monotonic()
         deadline = start + (YIELD_TIMEOUT_S if timeout is None else timeout)
-        burst_from: float | None = None  # when the first save or request of this wait was seen over
+        begun = self._foreground_begun  # one more since: a burst
         while not self.stopping.is_set():
-            if release is not None and burst_from is not None and time.monotonic() - burst_from >= RELEASE_AFTER_S:
+            if release is not None and time.monotonic() - start >= RELEASE_AFTER_S and self._foreground_begun > begun:
                 release()
                 release = None
                 quiet_s = max(quiet_s, RESUME_QUIET_S)
@@ -285,15 +287,13 @@ class Memory:
             left = deadline - time.monotonic()
             if left <= 0:
                 return
-            if release is not None and burst_from is not None:  # (woken in time to release)
-                left = min(left, max(0.05, burst_from + RELEASE_AFTER_S - time.monotonic()))
+            if release is not None:  # (woken in time to release)
+                left = min(left, max(0.05, start + RELEASE_AFTER_S - time.monotonic()))
             if not self._idle.wait(min(left, 0.25)):  # (in steps: a stop is seen while a request runs)
                 continue
             quiet_for = time.monotonic() - self._last_foreground
             if quiet_for >= quiet_s:
                 return
-            if burst_from is None:
-                burst_from = time.monotonic()
             self.stopping.wait(min(quiet_s - quiet_for, max(0.0, left)))
 
     def warm(self) -> None:
