@@ -577,3 +577,29 @@ def test_a_save_reads_the_registrys_fingerprint_once_and_an_alias_edit_still_cou
     mem.sync_paths(["entities/person/alice-chen.md", "notes/walk.md"])
     assert occ(mem, "notes/walk.md") == [("person:alice-chen", "Ally")]
     assert len(scans) == 2
+
+
+def test_a_save_that_moves_an_alias_to_another_entity_note_reads_as_a_cold_rebuild(vault: Path) -> None:
+    """The sync's preparer resolves with the registry the last write read (`recent_registry`),
+    stale when the same save edits the entity notes: the entity note that held "Ally" removed
+    and another claiming it, with a note saying "Ally", in one save. Every note then reads as
+    a rebuild from nothing reads it."""
+    write(vault, ".vaultmind/config.toml", '[entities]\nner_model = "off"\n')
+    config = load_config(vault, embed_provider="none")
+    put(vault, "entities/person/alice-chen.md", entity("person:alice-chen", "Alice Chen", ["Alice", "Ally"]))
+    put(vault, "notes/lunch.md", "Lunch with Ally.\n")
+    with Memory.open(config) as memory:
+        memory.sync()
+        put(vault, "notes/tea.md", "Tea with Ally.\n")
+        memory.sync_paths(["notes/tea.md"])  # its write's registry: the preparer's next
+        assert occ(memory, "notes/tea.md") == [("person:alice-chen", "Ally")]
+        (vault / "entities/person/alice-chen.md").unlink()
+        put(vault, "entities/person/ally-brown.md", entity("person:ally-brown", "Ally Brown", ["Ally"]))
+        put(vault, "notes/walk.md", "A walk with Ally.\n")
+        memory.sync_paths(
+            ["entities/person/ally-brown.md", "notes/walk.md"], gone=["entities/person/alice-chen.md"]
+        )
+        saved = occ(memory)
+        memory.reindex()
+        assert saved == occ(memory)
+    assert ("person:ally-brown", "Ally") in saved and not any(e == "person:alice-chen" for e, _ in saved)

@@ -270,3 +270,24 @@ def test_a_model_switched_to_is_probed_before_a_whole_pass_is_queued(vault: Path
             assert memory.status()["admission"]["by_rules"] == 2
     finally:
         memory.close()
+
+
+def test_the_gray_jobs_cancelled_with_the_rules_decision_are_still_asked_when_ollama_comes_back(vault: Path) -> None:
+    """With no Ollama, the first gray leaf's job decides every gray leaf by the rules and
+    cancels the other gray leaves' jobs (`importance.cancel_decided`). Those leaves are not
+    lost to the model: the re-ask reads the rules' decisions, not the jobs, and asks each of
+    them once Ollama answers."""
+    port = free_port()
+    memory, clock = decided_by_rules(vault, port)
+    try:
+        jobs = memory.index.query("SELECT status, count(*) FROM jobs WHERE kind = 'llm_importance' GROUP BY ALL ORDER BY ALL")
+        assert jobs == [("cancelled", 3), ("done", 1)], jobs
+        with FakeOllama(responder=judge, port=port) as fake, pool_of(memory, clock) as pool:
+            clock.now += 11 * MINUTE_MS  # past the gate's backoff
+            pool.reconcile()
+            pool.drain(timeout_s=30)
+            assert asked(fake) == NEWEST_FIRST
+        assert {stage for _, stage in decisions(memory).values()} == {"llm"}
+        assert memory.status()["admission"]["by_rules"] == 0
+    finally:
+        memory.close()

@@ -42,8 +42,8 @@ QUIET_S = 2.0  # background upkeep waits for this long a pause in saves and requ
 BACKGROUND_NER_BATCH = 32  # texts per step of background NER (it pauses for saves between steps)
 YIELD_TIMEOUT_S = 60.0  # the longest background upkeep waits for a pause before its next step
 # the NER catch-up's model process (~120 MiB) is stopped once a wait for a pause has lasted this
-# long (`yield_to_foreground`'s `release`); the wait then goes on until saves and requests have
-# paused for `RESUME_QUIET_S`, at most `RESUME_TIMEOUT_S` from its start
+# long through a burst of saves (`yield_to_foreground`'s `release`); the wait then goes on until
+# saves and requests have paused for `RESUME_QUIET_S`, at most `RESUME_TIMEOUT_S` from its start
 RELEASE_AFTER_S = 5.0
 RESUME_QUIET_S = 10.0
 RESUME_TIMEOUT_S = 300.0
@@ -83,6 +83,7 @@ class Memory:
         self._ingest_lock = threading.Lock()  # one `ingest_document` writing at a time
         self.seal_lock = threading.Lock()  # one seal pass (`tree.view.maintain`) at a time
         self._foreground = 0  # syncs asked for by a person or the watcher, waiting or running
+        self._foreground_begun = 0  # how many such have begun so far (a burst: `yield_to_foreground`)
         self._foreground_lock = threading.Lock()
         self._status_answers: SharedAnswers[dict[str, Any]] = SharedAnswers()  # one `status` at a time, shared
         self._last_status: dict[str, Any] | None = None  # what a status says during a compaction (`while_compacting`)
@@ -245,6 +246,7 @@ class Memory:
         at its next step until it is done (`yield_to_foreground`)."""
         with self._foreground_lock:
             self._foreground += 1
+            self._foreground_begun += 1
             self._idle.clear()
         try:
             yield
@@ -264,16 +266,20 @@ class Memory:
         `timeout` (default `YIELD_TIMEOUT_S`).
 
         `release` (the NER catch-up's: stop the model's process) is called once the wait has
-        lasted `RELEASE_AFTER_S`: what background work holds is not kept beside a burst of
-        saves (at 50k notes the model's ~120 MiB came on top of a save's peak). Released, the
-        wait goes on until `RESUME_QUIET_S` without saves or requests (up to `RESUME_TIMEOUT_S`
-        in all), so that the process is started again once after the burst rather than for a
-        batch between two of its saves."""
+        lasted `RELEASE_AFTER_S` through a burst of saves or requests (another one began since
+        the wait did): what background work holds is not kept beside a burst of saves (at 50k
+        notes the model's ~120 MiB came on top of a save's peak). One long save alone releases
+        nothing (at 50k notes on a busy host a save takes 3–8 s: the process would be stopped
+        during each such save and loaded again after it). Released, the wait goes on until
+        `RESUME_QUIET_S` without saves or requests (up to `RESUME_TIMEOUT_S` from its start),
+        so that the process is started again once after the burst rather than for a batch
+        between two of its saves."""
         quiet_s = QUIET_S if quiet_s is None else quiet_s
         start = time.monotonic()
         deadline = start + (YIELD_TIMEOUT_S if timeout is None else timeout)
+        begun = self._foreground_begun  # one more since: a burst
         while not self.stopping.is_set():
-            if release is not None and time.monotonic() - start >= RELEASE_AFTER_S:
+            if release is not None and time.monotonic() - start >= RELEASE_AFTER_S and self._foreground_begun > begun:
                 release()
                 release = None
                 quiet_s = max(quiet_s, RESUME_QUIET_S)

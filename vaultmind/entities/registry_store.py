@@ -204,12 +204,13 @@ def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
 @contextlib.contextmanager
 def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """DuckDB on one thread for the fingerprint's scan of every note's front matter, which a
-    daemon runs twice a save (the sync's preparer, then the write's re-derivation): at 50k
-    notes, with a thread per core (two), each scan lifted the process by 20–27 MiB and kept
-    it (the second thread's buffers), at the top of a save's peak; on one, by 12 MiB and gave
-    it back, in 0.4–0.7 s rather than 0.3–0.4. Its callers hold the index's lock (a sync's
-    preparer, a transaction, `Index.cached`), so no other thread's setting of the threads
-    begins or ends in between (`Index.threads`).
+    daemon runs once a save (the write's re-derivation; the sync's preparer takes the registry
+    the last write read, `recent_registry`): at 50k notes, with a thread per core (two), each
+    scan lifted the process by 20–27 MiB and kept it (the second thread's buffers), at the top
+    of a save's peak; on one, by 12 MiB and gave it back, in 0.4–0.7 s rather than 0.3–0.4.
+    Its callers hold the index's lock (a sync's preparer, a transaction, `Index.cached`,
+    `committed_registry`), so no other thread's setting of the threads begins or ends in
+    between (`Index.threads`).
     The setting is the whole database's; it is read, set and put back through a connection of
     its own, as `Index._setting` does: a scan that fails inside a transaction aborts it, and
     DuckDB then refuses that transaction's every statement, a `SET` too."""
