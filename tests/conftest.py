@@ -344,3 +344,10 @@ def chat_ingested_alike(export: Path, tmp_path: Path) -> tuple[Path, dict[str, s
     assert snapshot_files(a) == before
     return a, before
 
+
+def pool_settings(index: Index) -> tuple[str, int]:
+    """DuckDB's memory limit and thread count as they stand (the whole database's)."""
+    row = index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
+

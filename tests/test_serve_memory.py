@@ -12,7 +12,7 @@ from vaultmind.config import load_config
 from vaultmind.index.pool import size_bytes
 from vaultmind.memory import Memory
 
-from .conftest import write
+from .conftest import pool_settings, write
 
 
 def _pool(memory: Memory) -> int:
@@ -175,29 +175,26 @@ def test_a_small_pool_read_steps_up_to_room_above_what_duckdb_holds_then_to_the_
         memory.sync()
         index = memory.index
 
-        def settings() -> tuple[str, int]:
-            return index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
-
-        before = settings()
+        before = pool_settings(index)
         seen: list[tuple[str, int]] = []
 
         def read() -> int:
-            seen.append(settings())
+            seen.append(pool_settings(index))
             return int(index.scalar("SELECT count(*) FROM leaves"))
 
         leaves = int(index.scalar("SELECT count(*) FROM leaves"))
         assert index.small_pool_read(read, "32MB") == leaves and seen == [("30.5 MiB", 1)]
-        assert settings() == before
+        assert pool_settings(index) == before
         seen.clear()
         held = _pool(memory)
         assert index.small_pool_read(read, "1KB") == leaves  # cannot be set: room above what is held
         assert len(seen) == 1 and abs(size_bytes(seen[0][0]) - (held + store_module.SMALL_POOL_HEADROOM)) < 2**20
-        assert settings() == before
+        assert pool_settings(index) == before
 
         calls: list[tuple[str, int]] = []
 
         def runs_out() -> int:  # out of memory under any small pool, as a read wrapping it may raise
-            calls.append(settings())
+            calls.append(pool_settings(index))
             if size_bytes(calls[-1][0]) < size_bytes(before[0]):
                 try:
                     raise duckdb.OutOfMemoryException("no room")
@@ -207,14 +204,14 @@ def test_a_small_pool_read_steps_up_to_room_above_what_duckdb_holds_then_to_the_
 
         assert index.small_pool_read(runs_out, "1KB") == 7
         assert [c[0] for c in calls][-1] == before[0] and len(calls) == 2  # room above, then the full pool
-        assert settings() == before
+        assert pool_settings(index) == before
 
         def wrong() -> int:
             raise duckdb.CatalogException("no such table")
 
         with pytest.raises(duckdb.CatalogException):
             index.small_pool_read(wrong, "32MB")
-        assert settings() == before
+        assert pool_settings(index) == before
 
 
 def test_a_warmed_serving_memory_freezes_what_it_loaded_for_the_collector(vault: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 from vaultmind.config import load_config
 from vaultmind.memory import Memory
 
-from .conftest import write
+from .conftest import pool_settings, write
 
 
 def test_a_read_out_of_memory_inside_a_transaction_leaves_the_pool_and_threads_as_they_were(vault: Path) -> None:
@@ -25,10 +25,7 @@ def test_a_read_out_of_memory_inside_a_transaction_leaves_the_pool_and_threads_a
         memory.sync()
         index = memory.index
 
-        def settings() -> tuple[str, str]:
-            return index.con.execute("SELECT current_setting('memory_limit'), current_setting('threads')").fetchone()
-
-        before = settings()
+        before = pool_settings(index)
 
         def runs_out() -> object:  # a list no pool of a few MB holds: DuckDB runs out of memory
             return index.scalar("SELECT length(list(i)) FROM range(20000000) r(i)")
@@ -36,7 +33,7 @@ def test_a_read_out_of_memory_inside_a_transaction_leaves_the_pool_and_threads_a
         with pytest.raises(duckdb.OutOfMemoryException), index.transaction() as con:
             con.execute("INSERT INTO meta VALUES ('soak', 'x')")
             index.small_pool_read(runs_out, "4MB")
-        assert settings() == before
+        assert pool_settings(index) == before
         assert index.scalar("SELECT count(*) FROM meta WHERE key = 'soak'") == 0, "the write rolled back"
         write(vault, "m.md", "# Other\n\nA second note about the harbor.\n")
         assert memory.sync_paths(["m.md"]).added == 1  # and the next save works under the full pool
