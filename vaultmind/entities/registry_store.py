@@ -16,17 +16,17 @@ wins over it. A note naming two kinds (`People` and `Companies`) types nothing.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 
 from vaultmind.entities.ids import canonical_id, canonical_kind, key_of, kind_of, make_id, slug
 from vaultmind.entities.registry import ID_LIKE, EntityNote, Registry
+from vaultmind.index.pool import setting_while
 from vaultmind.markdown.frontmatter import body_sha256
 from vaultmind.markdown.note import alias_items
 from vaultmind.markdown.render import render_note, title_heading
@@ -191,39 +191,23 @@ def entity_note_bodies(display: str) -> tuple[str, ...]:
 
 
 def registry_fingerprint(con: duckdb.DuckDBPyConnection) -> str:
-    """Changes whenever an entity note is added, removed or edited (one aggregate, on one of
-    DuckDB's threads: `_one_thread`)."""
-    with _one_thread(con):
+    """Changes whenever an entity note is added, removed or edited (cheap: one aggregate).
+
+    The scan of every note's front matter runs on one DuckDB thread: a daemon runs it once a
+    save (the write's re-derivation; the sync's preparer takes the registry the last write
+    read, `recent_registry`), and at 50k notes, with a thread per core (two), each scan lifted
+    the process by 20–27 MiB and kept it (the second thread's buffers), at the top of a save's
+    peak; on one, by 12 MiB and gave it back, in 0.4–0.7 s rather than 0.3–0.4. Its callers hold
+    the index's lock (a sync's preparer, a transaction, `Index.cached`, `committed_registry`),
+    so no other thread's setting of the threads begins or ends in between (`Index.threads`);
+    the setting is put back through a connection of its own (`pool.setting_while`), as a scan
+    failing inside a transaction aborts it."""
+    with setting_while(con, "threads", "1"):
         row = con.execute(
             f"SELECT count(*), coalesce(bit_xor(hash(path || chr(0) || {_READ})), 0) FROM notes WHERE {_REGISTRY_NOTES}"
         ).fetchone()
     assert row is not None
     return f"{row[0]}:{row[1]}"
-
-
-@contextlib.contextmanager
-def _one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB on one thread for the fingerprint's scan of every note's front matter, which a
-    daemon runs once a save (the write's re-derivation; the sync's preparer takes the registry
-    the last write read, `recent_registry`): at 50k notes, with a thread per core (two), each
-    scan lifted the process by 20–27 MiB and kept it (the second thread's buffers), at the top
-    of a save's peak; on one, by 12 MiB and gave it back, in 0.4–0.7 s rather than 0.3–0.4.
-    Its callers hold the index's lock (a sync's preparer, a transaction, `Index.cached`,
-    `committed_registry`), so no other thread's setting of the threads begins or ends in
-    between (`Index.threads`).
-    The setting is the whole database's; it is read, set and put back through a connection of
-    its own, as `Index._setting` does: a scan that fails inside a transaction aborts it, and
-    DuckDB then refuses that transaction's every statement, a `SET` too."""
-    with con.cursor() as own:
-        before = str(own.execute("SELECT current_setting('threads')").fetchone()[0])  # type: ignore[index]
-        if before == "1":
-            yield
-            return
-        own.execute("SET threads = 1")
-        try:
-            yield
-        finally:
-            own.execute(f"SET threads = {int(before)}")
 
 
 def _may_type_sql() -> str:

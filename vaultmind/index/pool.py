@@ -4,6 +4,9 @@ telling an error of running out of it."""
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 
 import duckdb
 
@@ -59,3 +62,29 @@ def beyond_cache(held: dict[str, int]) -> int:
     (`BASE_TABLE`): rows written but not committed or checkpointed, indexes, strings — which a
     smaller pool can set out only by spilling them to temporary files."""
     return sum(used for tag, used in held.items() if tag != "BASE_TABLE")
+
+
+@contextmanager
+def setting_while(
+    con: duckdb.DuckDBPyConnection, name: str, value: str, *, as_set: Callable[[str], str] = str,
+    lock: threading.RLock | None = None,
+) -> Iterator[None]:
+    """DuckDB's setting `name` (one of the whole database's) is `value` for a while, then what
+    it was (`as_set` turns the value `current_setting` shows into one to set back); `lock`, when
+    given, held while it is set and while it is put back. Set and put back through a connection
+    of its own: DuckDB refuses every statement of a transaction a failed statement aborted, a
+    `SET` too, and a read that ran out of memory inside a save's transaction left the daemon's
+    pool at the save's 16 MB for good."""
+    with lock or nullcontext(), con.cursor() as own:
+        before = as_set(str(own.execute(f"SELECT current_setting('{name}')").fetchone()[0]))  # type: ignore[index]
+        try:
+            own.execute(f"SET {name} = '{value}'")
+        except duckdb.Error:  # a memory limit below what is pinned fails, yet stays set
+            own.execute(f"SET {name} = '{before}'")
+            raise
+    try:
+        yield
+    finally:
+        with lock or nullcontext(), con.cursor() as own:
+            own.execute(f"SET {name} = '{before}'")
+

@@ -33,7 +33,7 @@ from vaultmind.index.damage import damaged, invalidated
 from vaultmind.index.meta import put_meta
 from vaultmind.index.migrate import create_suspended_indexes, roll_back, suspend_indexes
 from vaultmind.index.opening import first_line, open_file, open_in_memory
-from vaultmind.index.pool import beyond_cache, limit_setting, out_of_memory, size_bytes
+from vaultmind.index.pool import beyond_cache, limit_setting, out_of_memory, setting_while, size_bytes
 from vaultmind.index.quarantine import fresh_index
 from vaultmind.index.reopening import Reconnecting
 from vaultmind.index.schema import derived_tables
@@ -434,25 +434,10 @@ class Index(Reconnecting):
         no more wall time than two)."""
         return self._setting("threads", str(int(count)))
 
-    @contextmanager
-    def _setting(self, name: str, value: str, as_set: Callable[[str], str] = str) -> Iterator[None]:
-        """DuckDB's setting `name` (one of the whole database's) is `value` for a while, then
-        what it was (`as_set` turns the value `current_setting` shows into one to set back).
-        Set and put back through a connection of its own: DuckDB refuses every statement of a
-        transaction a failed statement aborted, a `SET` too, and a read that ran out of memory
-        inside a save's transaction left the daemon's pool at the save's 16 MB for good."""
-        with self.lock, self.con.cursor() as own:
-            before = as_set(str(own.execute(f"SELECT current_setting('{name}')").fetchone()[0]))  # type: ignore[index]
-            try:
-                own.execute(f"SET {name} = '{value}'")
-            except duckdb.Error:  # a memory limit below what is pinned fails, yet stays set
-                own.execute(f"SET {name} = '{before}'")
-                raise
-        try:
-            yield
-        finally:
-            with self.lock, self.con.cursor() as own:
-                own.execute(f"SET {name} = '{before}'")
+    def _setting(self, name: str, value: str, as_set: Callable[[str], str] = str) -> AbstractContextManager[None]:
+        """DuckDB's setting `name` is `value` for a while, then what it was (`pool.setting_while`,
+        under the index's lock)."""
+        return setting_while(self.con, name, value, as_set=as_set, lock=self.lock)
 
     def suspend_indexes(self) -> None:
         """Drop the lookup indexes of `BULK_TABLES` for a large load. Their SQL is kept in
