@@ -391,6 +391,12 @@ def test_a_short_capital_name_of_a_note_matches_as_written(vault: Path, mem: Mem
     assert occ(mem, "notes/a.md") == [("org:ibm", "IBM")]
 
 
+def _named(kind: str, name: str) -> EntityNote:
+    """The entity note of `name` (its id and path the name's words in lower case, hyphened)."""
+    key = name.lower().replace(" ", "-")
+    return EntityNote(f"{kind}:{key}", kind, name, f"entities/{kind}/{key}.md")
+
+
 def _person(key: str, *aliases: str) -> EntityNote:
     return EntityNote(f"person:{key}", "person", key.title(), f"entities/person/{key}.md", aliases, paths=(f"entities/person/{key}.md",))
 
@@ -453,10 +459,10 @@ def test_a_one_word_place_or_org_guess_is_the_one_note_its_name_starts() -> None
     or an organization beside "Acme Corp" is Acme Corp — only when exactly one note of a person or
     an organization starts so; a word that starts none, or two, stays the model's own."""
     notes = [
-        EntityNote("person:priya-shah", "person", "Priya Shah", "entities/person/priya-shah.md"),
-        EntityNote("org:acme-corp", "org", "Acme Corp", "entities/org/acme-corp.md"),
-        EntityNote("person:jordan-lee", "person", "Jordan Lee", "entities/person/jordan-lee.md"),
-        EntityNote("org:jordan-foods", "org", "Jordan Foods", "entities/org/jordan-foods.md"),
+        _named("person", "Priya Shah"),
+        _named("org", "Acme Corp"),
+        _named("person", "Jordan Lee"),
+        _named("org", "Jordan Foods"),
     ]
     registry = Registry.build(notes)
     text = "Sean is coming too, and maybe Priya. Tom sent the numbers from Acme. Then Jordan and Oslo."
@@ -477,10 +483,10 @@ def test_a_place_after_a_preposition_of_place_stays_a_place_beside_a_person_it_s
     word where the sentence speaks of a person ("with Austin", "talked to Paris", "Austin's")
     is the person, and "and maybe Priya" still Priya Shah."""
     notes = [
-        EntityNote("person:austin-lee", "person", "Austin Lee", "entities/person/austin-lee.md"),
-        EntityNote("person:paris-green", "person", "Paris Green", "entities/person/paris-green.md"),
-        EntityNote("person:priya-shah", "person", "Priya Shah", "entities/person/priya-shah.md"),
-        EntityNote("org:acme-corp", "org", "Acme Corp", "entities/org/acme-corp.md"),
+        _named("person", "Austin Lee"),
+        _named("person", "Paris Green"),
+        _named("person", "Priya Shah"),
+        _named("org", "Acme Corp"),
     ]
     registry = Registry.build(notes)
 
